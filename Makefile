@@ -1,0 +1,50 @@
+# ingest: make test is the whole check (services + vet + unit + integration, with -race).
+SHELL := /bin/bash
+GO ?= go
+PKGS := ./...
+FUZZTIME ?= 10s
+TEST_TIMEOUT ?= 25m
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+# The integration tests read the service addresses that scripts/services prints.
+SERVICE_ENV = eval "$$(scripts/services env)"
+
+.PHONY: all build test unit integration vet services services-down services-status fuzz clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/ingest ./cmd/ingest
+
+## test: start MariaDB and Kafka, vet, then unit and integration tests with the race detector.
+test: services vet
+	$(SERVICE_ENV); $(GO) test -race -tags integration -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+## unit: the tests that need no server (what plain `go test ./...` runs).
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags integration $(PKGS)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+services:
+	scripts/services up
+
+services-down:
+	scripts/services down
+
+services-status:
+	scripts/services status
+
+## fuzz: every fuzz target for FUZZTIME each (short by default; FUZZTIME=10m make fuzz for a long run).
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,78 @@
+package change
+
+import "time"
+
+// TableID names a source table.
+type TableID struct {
+	DB    string
+	Table string
+}
+
+// String returns "db.table".
+func (t TableID) String() string { return t.DB + "." + t.Table }
+
+// Column is one column of a table schema.
+type Column struct {
+	// Name is the column name as the server reports it.
+	Name string
+	// SQLType is the column's type as information_schema.COLUMNS.COLUMN_TYPE writes it
+	// (e.g. "decimal(20,6)", "int(10) unsigned"); informational, for plan output and logs.
+	SQLType string
+}
+
+// Schema is the shape of a table at one point of the binlog.
+type Schema struct {
+	Table   TableID
+	Columns []Column
+	// Key holds the indexes into Columns of the primary key (or of the key the pipeline
+	// gave the table), in key order. Every captured table has a non-empty Key.
+	Key []int
+	// Version increases each time the table's shape changes, so that a consumer can cache
+	// per-schema work (pre-encoded column names) and notice a change by comparing pointers
+	// or versions.
+	Version uint64
+}
+
+// Op is the kind of a change.
+type Op uint8
+
+// The kinds of change.
+const (
+	Insert Op = iota + 1 // After holds the new row (also every snapshot row)
+	Update               // Before and After hold the row's images
+	Delete               // Before holds the deleted row
+	SchemaChange         // the table's shape changed; Schema is the new shape, no rows
+)
+
+var opNames = [...]string{"", "insert", "update", "delete", "schema-change"}
+
+// String returns the lower-case name of the op.
+func (o Op) String() string {
+	if int(o) < len(opNames) && o != 0 {
+		return opNames[o]
+	}
+	return "op(" + itoa(int64(o)) + ")"
+}
+
+// Change is one row change of a captured table.
+type Change struct {
+	Schema *Schema
+	Op     Op
+	Before Row
+	After  Row
+}
+
+// Batch is a run of changes from one source transaction, in commit order.
+//
+// A source transaction is delivered as one or more batches; the last has End set and Position
+// holds the source position just after the transaction, in the source's own text form (opaque
+// to the sink, which only stores it). A batch with End set and no changes is a heartbeat: it
+// moves the position on without writing anything.
+type Batch struct {
+	Changes []Change
+	// CommitTime is the source commit time (second precision from the binlog event header),
+	// or the time a snapshot chunk was read.
+	CommitTime time.Time
+	End        bool
+	Position   []byte
+}
