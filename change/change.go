@@ -38,10 +38,10 @@ type Op uint8
 
 // The kinds of change.
 const (
-	Insert Op = iota + 1 // After holds the new row (also every snapshot row)
-	Update               // Before and After hold the row's images
-	Delete               // Before holds the deleted row
-	SchemaChange         // the table's shape changed; Schema is the new shape, no rows
+	Insert       Op = iota + 1 // After holds the new row (also every snapshot row)
+	Update                     // Before and After hold the row's images
+	Delete                     // Before holds the deleted row
+	SchemaChange               // the table's shape changed; Schema is the new shape, no rows
 )
 
 var opNames = [...]string{"", "insert", "update", "delete", "schema-change"}
