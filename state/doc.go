@@ -1,0 +1,8 @@
+// Package state keeps a pipeline's local state directory: the lock that makes one `ingest
+// apply` the only writer of a pipeline, the pipeline's identity (which source server and
+// which tables the stored position belongs to), and, unless the sink keeps it in Kafka, the
+// last stored checkpoint.
+//
+// Every write is atomic (write a temporary file, fsync, rename, fsync the directory), so a
+// crash or a full disk at any instant leaves the last good checkpoint in place.
+package state

@@ -1,0 +1,210 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	lockFile       = "lock"
+	identityFile   = "identity.json"
+	checkpointFile = "checkpoint.json"
+)
+
+// Identity is what a state directory belongs to. A checkpoint is only valid for the
+// pipeline, source server and table selection that produced it.
+type Identity struct {
+	// Pipeline is pipeline.name.
+	Pipeline string `json:"pipeline"`
+	// Source is the source server as host:port.
+	Source string `json:"source"`
+	// Tables is the source's table selection (tables, then "exclude:" and tables.exclude).
+	Tables string `json:"tables"`
+}
+
+// Checkpoint is a stored position and, while a snapshot is under way, its progress.
+type Checkpoint struct {
+	// Position is the source position in the cdc package's text form.
+	Position string `json:"position"`
+	// Snapshot is the snapshot progress (finished chunks, watermarks), opaque here.
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	// SavedAt is when the checkpoint was written.
+	SavedAt time.Time `json:"saved_at"`
+}
+
+// Store is an open, locked state directory. It is not safe for concurrent use.
+type Store struct {
+	dir  string
+	lock *os.File
+}
+
+// ErrLocked is returned by Open when another process holds the directory's lock.
+var ErrLocked = errors.New("state directory is locked by another ingest process")
+
+// MismatchError is returned by Open when the directory belongs to another pipeline, source
+// or table selection.
+type MismatchError struct {
+	Dir       string
+	Stored    Identity
+	Requested Identity
+}
+
+func (e *MismatchError) Error() string {
+	var diffs []string
+	add := func(what, stored, requested string) {
+		if stored != requested {
+			diffs = append(diffs, fmt.Sprintf("%s %q (this pipeline: %q)", what, stored, requested))
+		}
+	}
+	add("pipeline", e.Stored.Pipeline, e.Requested.Pipeline)
+	add("source", e.Stored.Source, e.Requested.Source)
+	add("tables", e.Stored.Tables, e.Requested.Tables)
+	return fmt.Sprintf("state %s belongs to %s; use another --state directory, or remove %s to start this pipeline afresh",
+		e.Dir, strings.Join(diffs, ", "), e.Dir)
+}
+
+// Open creates dir if needed, takes its lock and checks (or, the first time, records) the
+// identity. It fails with ErrLocked when another process holds the lock and with a
+// *MismatchError when the directory belongs to something else.
+func Open(dir string, id Identity) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state %s: %w", dir, err)
+	}
+	lock, err := takeLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: dir, lock: lock}
+	if err := s.checkIdentity(id); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func takeLock(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("state %s (held by pid %s): %w; stop the other `ingest apply` of this pipeline first",
+				dir, strings.TrimSpace(string(holder)), ErrLocked)
+		}
+		return nil, fmt.Errorf("state %s: lock: %w", dir, err)
+	}
+	// The pid is informational (for the message above); the flock is what excludes.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}
+
+func (s *Store) checkIdentity(id Identity) error {
+	var stored Identity
+	err := readJSON(filepath.Join(s.dir, identityFile), &stored)
+	if errors.Is(err, fs.ErrNotExist) {
+		return writeJSON(s.dir, identityFile, id)
+	}
+	if err != nil {
+		return err
+	}
+	if stored != id {
+		return &MismatchError{Dir: s.dir, Stored: stored, Requested: id}
+	}
+	return nil
+}
+
+// Dir returns the directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Load returns the last stored checkpoint, or nil when there is none.
+func (s *Store) Load() (*Checkpoint, error) {
+	var cp Checkpoint
+	err := readJSON(filepath.Join(s.dir, checkpointFile), &cp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+// Save stores cp atomically. On error (a full disk, say) the previous checkpoint is intact.
+func (s *Store) Save(cp Checkpoint) error {
+	if cp.SavedAt.IsZero() {
+		cp.SavedAt = time.Now().UTC()
+	}
+	return writeJSON(s.dir, checkpointFile, cp)
+}
+
+// Close releases the lock. It is safe to call more than once.
+func (s *Store) Close() error {
+	if s.lock == nil {
+		return nil
+	}
+	err := s.lock.Close() // closing the descriptor releases the flock
+	s.lock = nil
+	return err
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("state %s is damaged (%v); restore it from a backup or remove the directory to start afresh", path, err)
+	}
+	return nil
+}
+
+// writeJSON replaces dir/name atomically: temporary file, fsync, rename, fsync of dir.
+func writeJSON(dir, name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("state %s: encode %s: %w", dir, name, err)
+	}
+	tmp, err := os.CreateTemp(dir, name+".tmp*")
+	if err != nil {
+		return fmt.Errorf("state %s: write %s: %w", dir, name, err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err = tmp.Write(append(b, '\n')); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("state %s: write %s: %w", dir, name, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

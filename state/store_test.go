@@ -1,0 +1,124 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var testID = Identity{Pipeline: "p", Source: "127.0.0.1:3307", Tables: "app.\\.*"}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if cp, err := s.Load(); err != nil || cp != nil {
+		t.Fatalf("fresh Load = %v, %v; want nil, nil", cp, err)
+	}
+	want := Checkpoint{Position: "mariadb:0-1-42", Snapshot: json.RawMessage(`{"done":[1,2]}`)}
+	if err := s.Save(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Position != want.Position || string(got.Snapshot) != string(want.Snapshot) || got.SavedAt.IsZero() {
+		t.Fatalf("Load = %+v, want %+v with SavedAt set", got, want)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp*")); len(tmps) != 0 {
+		t.Fatalf("temporary files left behind: %v", tmps)
+	}
+}
+
+func TestSecondOpenIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, testID)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open: %v, want ErrLocked", err)
+	}
+	if !strings.Contains(err.Error(), "held by pid") {
+		t.Errorf("message does not name the holder: %v", err)
+	}
+	s.Close()
+	s2, err := Open(dir, testID)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s2.Close()
+}
+
+func TestForeignStateIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	tests := []struct {
+		name string
+		id   Identity
+		want string
+	}{
+		{"other pipeline", Identity{"q", testID.Source, testID.Tables}, `pipeline "p" (this pipeline: "q")`},
+		{"other server", Identity{"p", "db2:3306", testID.Tables}, `source "127.0.0.1:3307" (this pipeline: "db2:3306")`},
+		{"other tables", Identity{"p", testID.Source, "app.users"}, `tables`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Open(dir, tc.id)
+			var mm *MismatchError
+			if !errors.As(err, &mm) {
+				t.Fatalf("Open: %v, want *MismatchError", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--state") {
+				t.Errorf("message %q lacks %q or the fix", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFailedSaveKeepsLastCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Save(Checkpoint{Position: "good"}); err != nil {
+		t.Fatal(err)
+	}
+	// A value that cannot be encoded makes the write fail before anything is replaced.
+	if err := s.Save(Checkpoint{Position: "bad", Snapshot: json.RawMessage(`{not json`)}); err == nil {
+		t.Fatal("Save of an unencodable checkpoint succeeded")
+	}
+	cp, err := s.Load()
+	if err != nil || cp.Position != "good" {
+		t.Fatalf("after a failed Save, Load = %+v, %v; want the last good checkpoint", cp, err)
+	}
+}
+
+func TestDamagedCheckpointIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := os.WriteFile(filepath.Join(dir, checkpointFile), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("Load of a damaged file: %v", err)
+	}
+}
