@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // runtime failure
+	exitInvalid = 2 // invalid pipeline or usage
+)
+
+// app holds what the commands share: the flags, the output streams and
+// the environment.
+type app struct {
+	stdout, stderr io.Writer
+	lookupEnv      func(string) (string, bool)
+	log            *slog.Logger
+
+	secretsFile   string
+	vars          []string
+	varsFile      string
+	logFormat     string
+	stateDir      string
+	untilCaughtUp bool
+	metricsAddr   string
+	output        string
+}
+
+// exitError carries the exit code of a failed command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// invalid marks err as an invalid pipeline or usage (exit 2).
+func invalid(err error) error { return &exitError{exitInvalid, err} }
+
+// failure marks err as a runtime failure (exit 1).
+func failure(err error) error { return &exitError{exitFailure, err} }
+
+// run executes the command line args and returns the exit code. Errors
+// that a command marks are reported by it; anything else cobra returns is
+// a usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	a := &app{stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		a.report(ee)
+		return ee.code
+	default:
+		fmt.Fprintf(stderr, "ingest: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+		return exitInvalid
+	}
+}
+
+// report prints a command's error: problems of the pipeline or its use
+// as plain lines, runtime failures through the logger.
+func (a *app) report(e *exitError) {
+	if e.code == exitFailure && a.log != nil {
+		a.log.Error(e.err.Error())
+		return
+	}
+	fmt.Fprintln(a.stderr, e.err)
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:               "ingest",
+		Short:             "Stream MySQL and MariaDB tables into Kafka as upserts",
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setup() },
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.secretsFile, "secrets", "", "`FILE` with a YAML map of secret names to values, for ${secret_values.NAME} (chmod 600)")
+	pf.StringArrayVar(&a.vars, "var", nil, "set the variable ${NAME} to VALUE (`NAME=VALUE`); repeatable; wins over --vars and INGEST_VAR_*")
+	pf.StringVar(&a.varsFile, "vars", "", "`FILE` with a YAML map of variable names to values; wins over INGEST_VAR_*")
+	pf.StringVar(&a.logFormat, "log-format", "text", "`FORMAT` of the logs on stderr: text or json")
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.versionCommand())
+	return root
+}
+
+// setup checks the shared flags and creates the logger.
+func (a *app) setup() error {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	switch a.logFormat {
+	case "text":
+		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+	case "json":
+		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", a.logFormat)
+	}
+	slog.SetDefault(a.log)
+	return nil
+}
+
+func (a *app) validateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate PIPELINE.yaml",
+		Short: "Check a pipeline file offline: syntax, options, placeholders; every error at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.validate(cmd.Context(), args[0])
+		},
+	}
+}
+
+func (a *app) planCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan PIPELINE.yaml",
+		Short: "Print the resolved pipeline: every option with its effective value, secrets masked",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.output != "text" && a.output != "json" {
+				return fmt.Errorf("--output %q: want text or json", a.output)
+			}
+			return a.plan(cmd.Context(), args[0])
+		},
+	}
+	cmd.Flags().StringVarP(&a.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func (a *app) applyCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "apply PIPELINE.yaml",
+		Short: "Run the pipeline until stopped (or, with --until-caught-up, until it has caught up)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.metricsAddr != "" {
+				if _, _, err := net.SplitHostPort(a.metricsAddr); err != nil {
+					return fmt.Errorf("--metrics-addr %q: want HOST:PORT", a.metricsAddr)
+				}
+			}
+			return a.apply(cmd.Context(), args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&a.stateDir, "state", "", "`DIR` that holds the pipeline's position and lock")
+	f.BoolVar(&a.untilCaughtUp, "until-caught-up", false, "run the snapshot if one is due and the binlog up to the position of the start, then exit 0")
+	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve metrics on `HOST:PORT`")
+	return cmd
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, the Go version and the module versions",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return a.printVersion()
+		},
+	}
+}

@@ -1,0 +1,29 @@
+// Command ingest streams MySQL and MariaDB tables into Kafka as upserts,
+// driven by a Flink CDC-style YAML pipeline file (spec/PIPELINE.md).
+//
+//	ingest validate PIPELINE.yaml   check the file offline; every error at once
+//	ingest plan     PIPELINE.yaml   print the resolved pipeline (offline for now)
+//	ingest apply    PIPELINE.yaml   run the pipeline
+//	ingest version                  print the version and build information
+//
+// Exit codes: 0 done, 1 runtime failure, 2 invalid pipeline or usage.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	_ "time/tzdata" // time zone options must check the same everywhere
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,31 @@
+// Package pipeline loads a pipeline file: the Flink CDC / Realtime Compute
+// "YAML data ingestion job" format restricted to a MySQL (or MariaDB)
+// source and an upsert-kafka sink (spec/PIPELINE.md).
+//
+// [Load] and [Parse] parse the YAML into nodes with gopkg.in/yaml.v3 and
+// walk them against a schema that lists every option of every block with
+// its type, default and allowed values (schema.go, properties.go). Unknown
+// options are errors with a "did you mean" suggestion; jdbc.properties.*
+// (source) and properties.* (sink) are kept as maps, and properties.* are
+// checked against the Kafka producer configs ingest knows. ${...}
+// placeholders are expanded in scalar values after parsing, through a
+// [secrets.Resolver]. Options that involve each other are then checked
+// together (validate.go), and table patterns and routes are compiled with
+// package route, as the runtime will.
+//
+// Every problem of a file is reported at once, as an [Errors] of [Error]s
+// formatted file:line:col: path: message and sorted by position. A path is
+// the block, a list item or an option: "sink", "route[1]",
+// "source.scan.startup.mode", "route[0].sink-table". Option names contain
+// dots themselves, so a sink option's path reads "sink.sink.topic.partitions".
+//
+// The result is a [Definition] with typed fields and defaults applied. It
+// keeps the position of every option the file sets ([Definition.Pos],
+// [Definition.ErrorAt]) so that later problems can point at the YAML, and
+// which values are secret ([Definition.IsSecret]). Credentials are held as
+// [secrets.Secret]s. [NewPlan] describes a Definition for `ingest plan`
+// without revealing secrets.
+//
+// Loading does no I/O other than reading the file and asking the
+// resolver's providers.
+package pipeline

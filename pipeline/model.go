@@ -1,0 +1,305 @@
+package pipeline
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ingestkit/ingest/route"
+	"github.com/ingestkit/ingest/secrets"
+)
+
+// Definition is a loaded, validated pipeline with its placeholders
+// resolved and its defaults applied.
+type Definition struct {
+	// File is the pipeline file's name as given to [Load] or [Parse].
+	File string
+	// Source is the source block.
+	Source Source
+	// Sink is the sink block.
+	Sink Sink
+	// Routes are the items of the route block, in order.
+	Routes []Route
+	// Transforms are the items of the transform block, in order.
+	Transforms []Transform
+	// Pipeline is the pipeline block.
+	Pipeline Settings
+	// Pos is where each block, list item and option that the file sets
+	// was written, keyed by path: "sink", "route[1]", "source.port",
+	// "sink.properties.acks", "route[0].sink-table". Options left at their
+	// default have no entry. Use [Definition.ErrorAt] to report a problem
+	// found later at the right place.
+	Pos map[string]Position
+
+	secret map[string]bool // paths whose value is secret
+}
+
+// Position is a place in a pipeline file; Line and Col count from 1.
+type Position struct {
+	Line, Col int
+}
+
+// IsSecret reports whether the option at path holds a secret value: a
+// credential option such as source.password, or any option whose value
+// contains a ${secret_values.NAME} placeholder. Output must mask such
+// values even when their field is a plain string.
+func (d *Definition) IsSecret(path string) bool { return d.secret[path] }
+
+// ErrorAt returns an [Error] at the position of path, or of the closest
+// enclosing path that the file sets ("source.port" falls back to
+// "source"), or at 1:1. It lets runtime code point at the YAML, as in
+// def.ErrorAt("source.tables", "no table matches %q", tables).
+func (d *Definition) ErrorAt(path, format string, args ...any) *Error {
+	pos := d.position(path)
+	return &Error{File: d.File, Line: pos.Line, Col: pos.Col, Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *Definition) position(path string) Position {
+	for p := path; p != ""; p = parentPath(p) {
+		if pos, ok := d.Pos[p]; ok {
+			return pos
+		}
+	}
+	return Position{Line: 1, Col: 1}
+}
+
+// Source is the source block (type mysql). Field comments name the option.
+type Source struct {
+	Type     string         // type: always "mysql"
+	Name     string         // name
+	Hostname string         // hostname
+	Port     int            // port
+	Username string         // username
+	Password secrets.Secret // password
+	// Tables is the tables pattern (route.Selector syntax).
+	Tables string
+	// Exclude is tables.exclude, empty when not set.
+	Exclude string
+	// ServerID is server-id; the zero range means not set, and the
+	// runtime then picks a range of Pipeline.Parallelism ids.
+	ServerID       ServerIDRange
+	ServerTimeZone string      // server-time-zone; empty: the server's own
+	StartupMode    StartupMode // scan.startup.mode
+	// SpecificOffsetFile, SpecificOffsetPos and SpecificOffsetGTIDSet are
+	// scan.startup.specific-offset.file, .pos and .gtid-set.
+	SpecificOffsetFile    string
+	SpecificOffsetPos     int64
+	SpecificOffsetGTIDSet string
+	// StartupTimestampMillis is scan.startup.timestamp-millis.
+	StartupTimestampMillis int64
+	ChunkSize              int           // scan.incremental.snapshot.chunk.size
+	FetchSize              int           // scan.snapshot.fetch.size
+	ChunkKeyColumn         string        // scan.incremental.snapshot.chunk.key-column
+	ConnectTimeout         time.Duration // connect.timeout
+	ConnectMaxRetries      int           // connect.max-retries
+	ConnectionPoolSize     int           // connection.pool.size
+	HeartbeatInterval      time.Duration // heartbeat.interval; 0 disables
+	TreatTinyInt1AsBoolean bool          // treat-tinyint1-as-boolean.enabled
+	// BinlogNewlyAddedTables is scan.binlog.newly-added-table.enabled.
+	BinlogNewlyAddedTables bool
+	// JDBCProperties are the jdbc.properties.* options, keyed without the
+	// prefix. Every value is a Secret; Definition.IsSecret tells which are
+	// really secret.
+	JDBCProperties map[string]secrets.Secret
+}
+
+// ServerIDRange is the server-id option: the ids Start through End, both
+// included. A single id has Start == End; the zero value means not set.
+type ServerIDRange struct {
+	Start, End uint32
+}
+
+// Size returns the number of ids in the range.
+func (r ServerIDRange) Size() int {
+	if r.IsZero() {
+		return 0
+	}
+	return int(r.End-r.Start) + 1
+}
+
+// IsZero reports whether the range is not set.
+func (r ServerIDRange) IsZero() bool { return r == ServerIDRange{} }
+
+// String returns "5400" or "5400-5408", or "" when not set.
+func (r ServerIDRange) String() string {
+	switch {
+	case r.IsZero():
+		return ""
+	case r.Start == r.End:
+		return strconv.FormatUint(uint64(r.Start), 10)
+	}
+	return fmt.Sprintf("%d-%d", r.Start, r.End)
+}
+
+// StartupMode is the source option scan.startup.mode.
+type StartupMode string
+
+// The startup modes of Flink CDC's MySQL source.
+const (
+	StartupInitial        StartupMode = "initial"
+	StartupSnapshot       StartupMode = "snapshot"
+	StartupLatestOffset   StartupMode = "latest-offset"
+	StartupEarliestOffset StartupMode = "earliest-offset"
+	StartupSpecificOffset StartupMode = "specific-offset"
+	StartupTimestamp      StartupMode = "timestamp"
+)
+
+// String returns the option value.
+func (m StartupMode) String() string { return string(m) }
+
+// Sink is the sink block (type upsert-kafka). Field comments name the
+// option.
+type Sink struct {
+	Type string // type: always "upsert-kafka"
+	Name string // name
+	// BootstrapServers is properties.bootstrap.servers, also found in
+	// Properties.
+	BootstrapServers string
+	// Properties are the properties.* options (Kafka producer configs in
+	// their Java names), keyed without the prefix. Every value is a
+	// Secret; Definition.IsSecret("sink.properties."+key) tells which are
+	// really secret, and sasl.jaas.config, sasl.password and *.password
+	// always are.
+	Properties map[string]secrets.Secret
+	// Topic is the topic option: when set, every table goes to this topic.
+	Topic                  string
+	DeliveryGuarantee      DeliveryGuarantee // sink.delivery-guarantee
+	TransactionalIDPrefix  string            // sink.transactional-id-prefix
+	AddTableIDToHeader     bool              // sink.add-tableId-to-header-enabled
+	CustomHeaders          []Header          // sink.custom-header
+	TopicAutoCreate        bool              // sink.topic.auto-create
+	TopicPartitions        int               // sink.topic.partitions; 0: the cluster's default
+	TopicReplicationFactor int               // sink.topic.replication-factor; 0: the cluster's default
+	// BufferFlushMaxRows and BufferFlushInterval are sink.buffer-flush.*;
+	// both 0 when buffering is off.
+	BufferFlushMaxRows   int
+	BufferFlushInterval  time.Duration
+	SkipOversizedRecords bool          // sink.skip-oversized-records
+	TransactionInterval  time.Duration // sink.transaction.interval
+	TransactionMaxBytes  int64         // sink.transaction.max-bytes
+	JSON                 JSONOptions
+	Aliyun               Aliyun
+}
+
+// Header is one entry of sink.custom-header.
+type Header struct {
+	Key, Value string
+}
+
+// DeliveryGuarantee is the sink option sink.delivery-guarantee.
+type DeliveryGuarantee string
+
+// The delivery guarantees; see spec/OUTPUT.md.
+const (
+	DeliveryNone        DeliveryGuarantee = "none"
+	DeliveryAtLeastOnce DeliveryGuarantee = "at-least-once"
+	DeliveryExactlyOnce DeliveryGuarantee = "exactly-once"
+)
+
+// String returns the option value.
+func (g DeliveryGuarantee) String() string { return string(g) }
+
+// JSONOptions are the json.* sink options of spec/OUTPUT.md.
+type JSONOptions struct {
+	TimestampFormat TimestampFormat // json.timestamp-format.standard
+	JSONColumnAs    JSONColumnAs    // json.encode.json-column-as
+	DecimalAs       DecimalAs       // json.encode.decimal-as
+}
+
+// TimestampFormat is json.timestamp-format.standard.
+type TimestampFormat string
+
+// The timestamp formats.
+const (
+	TimestampSQL     TimestampFormat = "SQL"
+	TimestampISO8601 TimestampFormat = "ISO-8601"
+)
+
+// String returns the option value.
+func (f TimestampFormat) String() string { return string(f) }
+
+// JSONColumnAs is json.encode.json-column-as.
+type JSONColumnAs string
+
+// How JSON columns are written.
+const (
+	JSONColumnAsString JSONColumnAs = "string"
+	JSONColumnAsObject JSONColumnAs = "object"
+)
+
+// String returns the option value.
+func (j JSONColumnAs) String() string { return string(j) }
+
+// DecimalAs is json.encode.decimal-as.
+type DecimalAs string
+
+// How DECIMAL columns are written.
+const (
+	DecimalAsNumber DecimalAs = "number"
+	DecimalAsString DecimalAs = "string"
+)
+
+// String returns the option value.
+func (d DecimalAs) String() string { return string(d) }
+
+// Aliyun holds the five aliyun.kafka.* options: the ApsaraMQ for Kafka
+// OpenAPI credentials and instance, used to create topics.
+type Aliyun struct {
+	// AccessKeyID and AccessKeySecret are empty together when the Alibaba
+	// Cloud default credential chain is to be used.
+	AccessKeyID     secrets.Secret
+	AccessKeySecret secrets.Secret
+	InstanceID      string
+	Endpoint        string // the OpenAPI endpoint, e.g. alikafka.cn-hangzhou.aliyuncs.com
+	RegionID        string
+}
+
+// Enabled reports whether the sink is ApsaraMQ for Kafka, that is whether
+// the aliyun.kafka.* options are set.
+func (a Aliyun) Enabled() bool { return a.InstanceID != "" }
+
+// Route is one item of the route block.
+type Route struct {
+	SourceTable   string // source-table
+	SinkTable     string // sink-table: the topic
+	ReplaceSymbol string // replace-symbol
+	Description   string // description
+}
+
+// Transform is one item of the transform block.
+type Transform struct {
+	SourceTable string // source-table
+	// PrimaryKeys is primary-keys split into column names
+	// (route.SplitKeys); nil when not set.
+	PrimaryKeys []string
+	Description string // description
+}
+
+// Settings is the pipeline block.
+type Settings struct {
+	// Name identifies the pipeline's state, transactional id and metrics.
+	// When the file does not set it, it is derived from the file name.
+	Name string
+	// Parallelism is the number of snapshot readers.
+	Parallelism int
+	// LocalTimeZone is local-time-zone; empty: the system's zone.
+	LocalTimeZone        string
+	SchemaChangeBehavior SchemaChangeBehavior // schema.change.behavior
+	RouteMode            route.Mode           // route-mode
+}
+
+// SchemaChangeBehavior is the pipeline option schema.change.behavior.
+type SchemaChangeBehavior string
+
+// The schema change behaviours; see spec/PIPELINE.md.
+const (
+	// SchemaEvolve: later rows follow the new table shape.
+	SchemaEvolve SchemaChangeBehavior = "EVOLVE"
+	// SchemaIgnore: rows keep the column set of the start.
+	SchemaIgnore SchemaChangeBehavior = "IGNORE"
+	// SchemaException: the pipeline stops on DDL.
+	SchemaException SchemaChangeBehavior = "EXCEPTION"
+)
+
+// String returns the option value.
+func (b SchemaChangeBehavior) String() string { return string(b) }

@@ -1,0 +1,233 @@
+package pipeline
+
+import (
+	"math"
+	"time"
+
+	"github.com/ingestkit/ingest/route"
+)
+
+// This file is the schema of the pipeline file: every option of every
+// block, with its type (the value bound to its field), its default and
+// whether it is required or a credential. It is the one place where
+// defaults live; the only default computed elsewhere is pipeline.name,
+// derived from the file name by defaultName.
+//
+// Options that ingest adds to the Flink CDC / Realtime Compute format (the
+// "ingest extensions"):
+//
+//   - sink.skip-oversized-records (bool, false): drop, with a warning and a
+//     metric, a record larger than the broker accepts instead of stopping.
+//   - sink.transaction.interval (duration, 1s) and
+//     sink.transaction.max-bytes (bytes, 64 MiB): with exactly-once, a Kafka
+//     transaction is committed when either is reached, so that a
+//     transaction never grows without bound.
+//   - sink.topic.auto-create, sink.topic.partitions and
+//     sink.topic.replication-factor: how missing topics are created.
+//   - sink.buffer-flush.max-rows and sink.buffer-flush.interval, taken from
+//     the Realtime Compute upsert-kafka SQL connector.
+//   - the json.* options of spec/OUTPUT.md.
+
+// option is one option of a block.
+type option struct {
+	key      string
+	val      value  // the field the option sets
+	def      string // the default, parsed with val.set; "" for none
+	required bool
+	secret   bool // a credential: its value is always masked
+}
+
+// The top-level blocks of a pipeline file.
+var topLevelKeys = []string{"source", "sink", "route", "transform", "pipeline"}
+
+const (
+	sourceType = "mysql"
+	sinkType   = "upsert-kafka"
+)
+
+// sourceOptions binds the options of the source block (type mysql) to s.
+func sourceOptions(s *Source) []option {
+	const maxInt = math.MaxInt32
+	return []option{
+		{key: "type", val: stringValue{&s.Type}, required: true},
+		{key: "name", val: stringValue{&s.Name}},
+		{key: "hostname", val: stringValue{&s.Hostname}, required: true},
+		{key: "port", val: intValue{&s.Port, 1, 65535}, def: "3306"},
+		{key: "username", val: stringValue{&s.Username}, required: true},
+		{key: "password", val: secretValue{&s.Password}, required: true, secret: true},
+		{key: "tables", val: stringValue{&s.Tables}, required: true},
+		{key: "tables.exclude", val: stringValue{&s.Exclude}},
+		{key: "server-id", val: serverIDValue{&s.ServerID}},
+		{key: "server-time-zone", val: timeZoneValue{&s.ServerTimeZone}},
+		{key: "scan.startup.mode", val: enum(&s.StartupMode, StartupInitial, StartupSnapshot,
+			StartupLatestOffset, StartupEarliestOffset, StartupSpecificOffset, StartupTimestamp), def: "initial"},
+		{key: "scan.startup.specific-offset.file", val: stringValue{&s.SpecificOffsetFile}},
+		{key: "scan.startup.specific-offset.pos", val: int64Value{&s.SpecificOffsetPos, 0, math.MaxInt64}},
+		{key: "scan.startup.specific-offset.gtid-set", val: stringValue{&s.SpecificOffsetGTIDSet}},
+		{key: "scan.startup.timestamp-millis", val: int64Value{&s.StartupTimestampMillis, 0, math.MaxInt64}},
+		{key: "scan.incremental.snapshot.chunk.size", val: intValue{&s.ChunkSize, 2, maxInt}, def: "8096"},
+		{key: "scan.snapshot.fetch.size", val: intValue{&s.FetchSize, 2, maxInt}, def: "1024"},
+		{key: "scan.incremental.snapshot.chunk.key-column", val: stringValue{&s.ChunkKeyColumn}},
+		{key: "connect.timeout", val: durationValue{&s.ConnectTimeout, 250 * time.Millisecond}, def: "30s"},
+		{key: "connect.max-retries", val: intValue{&s.ConnectMaxRetries, 1, maxInt}, def: "3"},
+		{key: "connection.pool.size", val: intValue{&s.ConnectionPoolSize, 2, maxInt}, def: "20"},
+		{key: "heartbeat.interval", val: durationValue{&s.HeartbeatInterval, 0}, def: "30s"},
+		{key: "treat-tinyint1-as-boolean.enabled", val: boolValue{&s.TreatTinyInt1AsBoolean}, def: "true"},
+		{key: "scan.binlog.newly-added-table.enabled", val: boolValue{&s.BinlogNewlyAddedTables}, def: "false"},
+	}
+}
+
+// sinkOptions binds the options of the sink block (type upsert-kafka) to
+// s. properties.bootstrap.servers, required, is a pass-through property.
+func sinkOptions(s *Sink) []option {
+	const maxInt = math.MaxInt32
+	return []option{
+		{key: "type", val: stringValue{&s.Type}, required: true},
+		{key: "name", val: stringValue{&s.Name}},
+		{key: "topic", val: stringValue{&s.Topic}},
+		{key: "sink.delivery-guarantee", val: enum(&s.DeliveryGuarantee,
+			DeliveryNone, DeliveryAtLeastOnce, DeliveryExactlyOnce), def: "at-least-once"},
+		{key: "sink.transactional-id-prefix", val: stringValue{&s.TransactionalIDPrefix}, def: "ingest-"},
+		{key: "sink.add-tableId-to-header-enabled", val: boolValue{&s.AddTableIDToHeader}, def: "false"},
+		{key: "sink.custom-header", val: headersValue{&s.CustomHeaders}},
+		{key: "sink.topic.auto-create", val: boolValue{&s.TopicAutoCreate}, def: "true"},
+		{key: "sink.topic.partitions", val: intValue{&s.TopicPartitions, 1, maxInt}},
+		{key: "sink.topic.replication-factor", val: intValue{&s.TopicReplicationFactor, 1, math.MaxInt16}},
+		{key: "sink.buffer-flush.max-rows", val: intValue{&s.BufferFlushMaxRows, 1, maxInt}},
+		{key: "sink.buffer-flush.interval", val: durationValue{&s.BufferFlushInterval, time.Millisecond}},
+		{key: "sink.skip-oversized-records", val: boolValue{&s.SkipOversizedRecords}, def: "false"},
+		{key: "sink.transaction.interval", val: durationValue{&s.TransactionInterval, time.Millisecond}, def: "1s"},
+		{key: "sink.transaction.max-bytes", val: int64Value{&s.TransactionMaxBytes, 1, math.MaxInt64}, def: "67108864"},
+		{key: "json.timestamp-format.standard", val: enum(&s.JSON.TimestampFormat,
+			TimestampSQL, TimestampISO8601), def: "SQL"},
+		{key: "json.encode.json-column-as", val: enum(&s.JSON.JSONColumnAs,
+			JSONColumnAsString, JSONColumnAsObject), def: "string"},
+		{key: "json.encode.decimal-as", val: enum(&s.JSON.DecimalAs, DecimalAsNumber, DecimalAsString), def: "number"},
+		{key: "aliyun.kafka.accessKeyId", val: secretValue{&s.Aliyun.AccessKeyID}, secret: true},
+		{key: "aliyun.kafka.accessKeySecret", val: secretValue{&s.Aliyun.AccessKeySecret}, secret: true},
+		{key: "aliyun.kafka.instanceId", val: stringValue{&s.Aliyun.InstanceID}},
+		{key: "aliyun.kafka.endpoint", val: stringValue{&s.Aliyun.Endpoint}},
+		{key: "aliyun.kafka.regionId", val: stringValue{&s.Aliyun.RegionID}},
+	}
+}
+
+// routeOptions binds the options of one route item to r.
+func routeOptions(r *Route) []option {
+	return []option{
+		{key: "source-table", val: stringValue{&r.SourceTable}, required: true},
+		{key: "sink-table", val: stringValue{&r.SinkTable}, required: true},
+		{key: "replace-symbol", val: stringValue{&r.ReplaceSymbol}},
+		{key: "description", val: stringValue{&r.Description}},
+	}
+}
+
+// transformOptions binds the options of one transform item to t.
+func transformOptions(t *Transform) []option {
+	return []option{
+		{key: "source-table", val: stringValue{&t.SourceTable}, required: true},
+		{key: "primary-keys", val: keysValue{&t.PrimaryKeys}},
+		{key: "description", val: stringValue{&t.Description}},
+	}
+}
+
+// settingsOptions binds the options of the pipeline block to p.
+func settingsOptions(p *Settings) []option {
+	return []option{
+		{key: "name", val: stringValue{&p.Name}},
+		{key: "parallelism", val: intValue{&p.Parallelism, 1, 1024}, def: "1"},
+		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}},
+		{key: "schema.change.behavior", val: enum(&p.SchemaChangeBehavior,
+			SchemaEvolve, SchemaIgnore, SchemaException), def: "EVOLVE"},
+		{key: "route-mode", val: enum(&p.RouteMode, route.AllMatch, route.FirstMatch), def: "ALL_MATCH"},
+	}
+}
+
+// passThrough is an option prefix whose options are kept in a map.
+type passThrough struct {
+	prefix string
+	// checkKey and checkValue validate one option (key without the
+	// prefix); nil accepts anything.
+	checkKey   func(key string) error
+	checkValue func(key, value string) error
+	// secret reports whether a key always holds a credential.
+	secret func(key string) bool
+}
+
+// refusal explains why a known option is not accepted.
+type refusal struct {
+	key    string // an option name, or a prefix ending in '.'
+	reason string
+}
+
+const flinkOnly = "is a Flink CDC option that ingest does not support; remove it"
+
+var sourceRefused = []refusal{
+	{"debezium.", "is a Debezium option; ingest reads the binlog without Debezium, so debezium.* options are not supported"},
+	{"scan.newly-added-table.enabled", "is not supported; use scan.binlog.newly-added-table.enabled"},
+	{"scan.startup.specific-offset.skip-events", "is not supported yet"},
+	{"scan.startup.specific-offset.skip-rows", "is not supported yet"},
+	{"metadata.list", "is not supported: records carry the row's columns only (spec/OUTPUT.md)"},
+	{"use.legacy.json.format", "is not supported: JSON columns are written as spec/OUTPUT.md says"},
+	{"schema-change.enabled", flinkOnly},
+	{"scan.incremental.close-idle-reader.enabled", flinkOnly},
+	{"scan.incremental.snapshot.backfill.skip", flinkOnly},
+	{"scan.incremental.snapshot.unbounded-chunk-first.enabled", flinkOnly},
+	{"scan.parse.online.schema.changes.enabled", "is not supported yet"},
+	{"include-comments.enabled", flinkOnly},
+	{"chunk-meta.group.size", flinkOnly},
+	{"chunk-key.even-distribution.factor.upper-bound", flinkOnly},
+	{"chunk-key.even-distribution.factor.lower-bound", flinkOnly},
+}
+
+var sinkRefused = []refusal{
+	{"value.format", "is an option of the kafka sink; upsert-kafka writes flat JSON rows (spec/OUTPUT.md)"},
+	{"key.format", "is an option of the kafka sink; upsert-kafka keys records by their primary key as JSON"},
+	{"partition.strategy", "is an option of the kafka sink; upsert-kafka partitions by the key (murmur2, as Java)"},
+	{"sink.tableId-to-topic.mapping", "is an option of the kafka sink; use the route block to choose topics"},
+	{"debezium-json.", "is an option of the kafka sink's debezium-json format, which upsert-kafka does not write"},
+	{"canal-json.", "is an option of the kafka sink's canal-json format, which upsert-kafka does not write"},
+	{"include.schema.changes", "is not supported: schema changes produce no records; see pipeline.schema.change.behavior"},
+	{"exclude.schema.changes", "is not supported: schema changes produce no records; see pipeline.schema.change.behavior"},
+	{"sink.include.schema.changes", "is not supported: schema changes produce no records; see pipeline.schema.change.behavior"},
+	{"sink.exclude.schema.changes", "is not supported: schema changes produce no records; see pipeline.schema.change.behavior"},
+	{"sink.parallelism", "is not supported: ingest writes with one producer per pipeline"},
+}
+
+var transformRefused = []refusal{
+	{"projection", "is not supported yet: ingest writes whole rows; remove it"},
+	{"filter", "is not supported yet: ingest writes every row; remove it"},
+	{"partition-keys", "has no meaning for a Kafka sink; remove it"},
+	{"table-options", "has no meaning for a Kafka sink; remove it"},
+	{"table-options.delimiter", "has no meaning for a Kafka sink; remove it"},
+	{"converter-after-transform", "is not supported yet; remove it"},
+}
+
+var settingsRefused = []refusal{
+	{"execution.runtime-mode", "is not supported: use scan.startup.mode: snapshot or --until-caught-up for a bounded run"},
+	{"user-defined-function", "is not supported: ingest has no transform expressions"},
+	{"model", "is not supported: ingest has no transform expressions"},
+	{"operator.uid.prefix", flinkOnly},
+	{"schema.operator.uid", flinkOnly},
+	{"schema-operator.rpc-timeout", flinkOnly},
+	{"sink.partitioning.strategy", flinkOnly},
+	{"transform.decimal.precision.mode", flinkOnly},
+}
+
+// refusedReason returns why key is refused, or "".
+func refusedReason(list []refusal, key string) string {
+	for _, r := range list {
+		if key == r.key || r.key[len(r.key)-1] == '.' && len(key) > len(r.key) && key[:len(r.key)] == r.key {
+			return r.reason
+		}
+	}
+	return ""
+}
+
+// keys returns the option names of opts, for suggestions.
+func keys(opts []option) []string {
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		names[i] = o.key
+	}
+	return names
+}

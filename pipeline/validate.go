@@ -1,0 +1,378 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ingestkit/ingest/route"
+)
+
+// rules are the checks that involve more than one option. Each reports
+// its problems at the option that has to change and says why.
+var rules = []func(*loader){
+	checkSpecificOffset,
+	checkTimestampStartup,
+	checkServerIDRange,
+	checkBufferFlush,
+	checkTopicSettings,
+	checkTransactionOptions,
+	checkExactlyOnceProducer,
+	checkTopicWithRoutes,
+	checkAliyunComplete,
+	checkAliyunExactlyOnce,
+	checkAliyunProducer,
+	checkAliyunTopics,
+	checkTablePatterns,
+	checkRoutes,
+	checkTransforms,
+}
+
+// validate runs the cross-option rules.
+func (l *loader) validate() {
+	for _, rule := range rules {
+		rule(l)
+	}
+}
+
+// isSet reports whether the file gives the option at path.
+func (l *loader) isSet(path string) bool {
+	_, ok := l.def.Pos[path]
+	return ok
+}
+
+// usable reports whether the blocks and options at paths are present (or
+// defaulted) and valid, so that a rule about them makes sense.
+func (l *loader) usable(paths ...string) bool {
+	for _, p := range paths {
+		for q := p; q != ""; q = parentPath(q) {
+			if l.bad[q] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// at reports a problem at the option at path, or at its block when the
+// file does not give the option.
+func (l *loader) at(path, format string, args ...any) {
+	p := l.def.position(path)
+	l.errorf(p, path, format, args...)
+}
+
+const (
+	startupMode = "source.scan.startup.mode"
+	offsetFile  = "source.scan.startup.specific-offset.file"
+	offsetPos   = "source.scan.startup.specific-offset.pos"
+	offsetGTID  = "source.scan.startup.specific-offset.gtid-set"
+	startupTS   = "source.scan.startup.timestamp-millis"
+	delivery    = "sink.sink.delivery-guarantee"
+)
+
+func checkSpecificOffset(l *loader) {
+	if !l.usable(startupMode) {
+		return
+	}
+	file, position, gtid := l.isSet(offsetFile), l.isSet(offsetPos), l.isSet(offsetGTID)
+	if l.def.Source.StartupMode != StartupSpecificOffset {
+		for _, p := range []string{offsetFile, offsetPos, offsetGTID} {
+			if l.isSet(p) {
+				l.at(p, "is used only with scan.startup.mode: specific-offset; remove it or set that mode")
+			}
+		}
+		return
+	}
+	switch {
+	case gtid && (file || position):
+		l.at(offsetGTID, "give either a GTID set or a binlog file and position, not both: they would name two start positions")
+	case gtid, file && position:
+	case file:
+		l.at(offsetFile, "requires scan.startup.specific-offset.pos: a binlog position is a file and an offset in it")
+	case position:
+		l.at(offsetPos, "requires scan.startup.specific-offset.file: a binlog position is a file and an offset in it")
+	default:
+		l.at(startupMode, "specific-offset requires scan.startup.specific-offset.file and .pos, or scan.startup.specific-offset.gtid-set: where to start reading the binlog")
+	}
+}
+
+func checkTimestampStartup(l *loader) {
+	if !l.usable(startupMode) {
+		return
+	}
+	timestamp := l.def.Source.StartupMode == StartupTimestamp
+	switch {
+	case timestamp && !l.isSet(startupTS):
+		l.at(startupMode, "timestamp requires scan.startup.timestamp-millis: the time to start reading the binlog from")
+	case !timestamp && l.isSet(startupTS):
+		l.at(startupTS, "is used only with scan.startup.mode: timestamp; remove it or set that mode")
+	}
+}
+
+// checkServerIDRange: each snapshot reader follows the binlog for its
+// chunks (the watermark algorithm of ARCHITECTURE.md) over a connection of
+// its own, and MySQL disconnects a replica whose server id another one is
+// using, so the range needs one id per reader. A single id is enough only
+// with parallelism 1.
+func checkServerIDRange(l *loader) {
+	const p = "source.server-id"
+	if !l.isSet(p) || !l.usable(p, "pipeline.parallelism") {
+		return
+	}
+	n, want := l.def.Source.ServerID.Size(), l.def.Pipeline.Parallelism
+	if n < want {
+		l.at(p, "has %s but pipeline.parallelism is %d: each snapshot reader reads the binlog with its own server id, so give a range of at least %d ids, such as %d-%d",
+			plural(n, "id"), want, want, l.def.Source.ServerID.Start, uint64(l.def.Source.ServerID.Start)+uint64(want)-1)
+	}
+}
+
+func checkBufferFlush(l *loader) {
+	const rows, interval = "sink.sink.buffer-flush.max-rows", "sink.sink.buffer-flush.interval"
+	switch r, i := l.isSet(rows), l.isSet(interval); {
+	case r && !i:
+		l.at(rows, "requires sink.buffer-flush.interval: the buffer is flushed when either is reached, so set both or neither")
+	case i && !r:
+		l.at(interval, "requires sink.buffer-flush.max-rows: the buffer is flushed when either is reached, so set both or neither")
+	}
+}
+
+func checkTopicSettings(l *loader) {
+	if l.def.Sink.TopicAutoCreate || !l.usable("sink.sink.topic.auto-create") {
+		return
+	}
+	for _, p := range []string{"sink.sink.topic.partitions", "sink.sink.topic.replication-factor"} {
+		if l.isSet(p) {
+			l.at(p, "is used only with sink.topic.auto-create: true, to create missing topics; remove it")
+		}
+	}
+}
+
+func checkTransactionOptions(l *loader) {
+	if l.def.Sink.DeliveryGuarantee == DeliveryExactlyOnce || !l.usable(delivery) {
+		return
+	}
+	for _, p := range []string{"sink.sink.transactional-id-prefix", "sink.sink.transaction.interval",
+		"sink.sink.transaction.max-bytes", "sink.properties.transaction.timeout.ms"} {
+		if l.isSet(p) {
+			l.at(p, "is used only with sink.delivery-guarantee: exactly-once, which writes in Kafka transactions; remove it")
+		}
+	}
+}
+
+func checkExactlyOnceProducer(l *loader) {
+	if l.def.Sink.DeliveryGuarantee != DeliveryExactlyOnce {
+		return
+	}
+	props := l.def.Sink.Properties
+	if v, ok := props["enable.idempotence"]; ok && strings.EqualFold(v.Reveal(), "false") {
+		l.at("sink.properties.enable.idempotence", "must not be false with exactly-once: Kafka transactions need the idempotent producer")
+	}
+	if v, ok := props["acks"]; ok && v.Reveal() != "all" && v.Reveal() != "-1" {
+		l.at("sink.properties.acks", "must be all with exactly-once: Kafka transactions need every in-sync replica to acknowledge")
+	}
+}
+
+func checkTopicWithRoutes(l *loader) {
+	if l.def.Sink.Topic != "" && len(l.def.Routes) > 0 {
+		l.at("sink.topic", "sends every table to this one topic, so the route block would have no effect; remove one of them")
+	}
+}
+
+// aliyunKeys are the five aliyun.kafka.* options.
+var aliyunKeys = []string{"accessKeyId", "accessKeySecret", "instanceId", "endpoint", "regionId"}
+
+// aliyunSet reports whether any aliyun.kafka.* option is given: the sink
+// is then ApsaraMQ for Kafka.
+func (l *loader) aliyunSet() bool {
+	for _, k := range aliyunKeys {
+		if l.isSet("sink.aliyun.kafka." + k) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkAliyunComplete(l *loader) {
+	if !l.aliyunSet() {
+		return
+	}
+	first := ""
+	for _, k := range aliyunKeys {
+		if p := "sink.aliyun.kafka." + k; l.isSet(p) && first == "" {
+			first = p
+		}
+	}
+	for _, k := range aliyunKeys[2:] {
+		if !l.isSet("sink.aliyun.kafka." + k) {
+			l.at(first, "requires aliyun.kafka.%s: instanceId, endpoint and regionId name the ApsaraMQ instance whose OpenAPI creates the topics", k)
+		}
+	}
+	id, secret := l.isSet("sink.aliyun.kafka.accessKeyId"), l.isSet("sink.aliyun.kafka.accessKeySecret")
+	switch {
+	case id && !secret:
+		l.at("sink.aliyun.kafka.accessKeyId", "requires aliyun.kafka.accessKeySecret; leave both out to use the Alibaba Cloud default credential chain")
+	case secret && !id:
+		l.at("sink.aliyun.kafka.accessKeySecret", "requires aliyun.kafka.accessKeyId; leave both out to use the Alibaba Cloud default credential chain")
+	}
+}
+
+func checkAliyunExactlyOnce(l *loader) {
+	if l.aliyunSet() && l.def.Sink.DeliveryGuarantee == DeliveryExactlyOnce {
+		l.at(delivery, "exactly-once is not possible with ApsaraMQ for Kafka (aliyun.kafka.* is set): it has no transactions; use at-least-once")
+	}
+}
+
+func checkAliyunProducer(l *loader) {
+	if !l.aliyunSet() {
+		return
+	}
+	props := l.def.Sink.Properties
+	if v, ok := props["compression.type"]; ok && strings.EqualFold(v.Reveal(), "zstd") {
+		l.at("sink.properties.compression.type", "ApsaraMQ for Kafka does not accept zstd-compressed writes; use lz4, snappy or gzip")
+	}
+	if v, ok := props["enable.idempotence"]; ok && strings.EqualFold(v.Reveal(), "true") {
+		l.at("sink.properties.enable.idempotence", "ApsaraMQ for Kafka does not support idempotent writes; remove it (ingest turns them off for ApsaraMQ)")
+	}
+}
+
+// checkAliyunTopics checks the topic names that are known offline against
+// ApsaraMQ's rules. The names of tables that no route matches are known
+// only online (ingest plan).
+func checkAliyunTopics(l *loader) {
+	if !l.aliyunSet() {
+		return
+	}
+	if t := l.def.Sink.Topic; t != "" && !l.def.IsSecret("sink.topic") {
+		if msg := apsaraTopicProblem(t, true); msg != "" {
+			l.at("sink.topic", "%s", msg)
+		}
+		return
+	}
+	if len(l.def.Routes) == 0 {
+		l.at("sink.aliyun.kafka.instanceId", "without routes every table goes to the topic <db>.<table>, and ApsaraMQ topic names cannot contain '.'; add routes whose sink-table names valid topics")
+	}
+	for i, r := range l.def.Routes {
+		p := routePath(i, "sink-table")
+		if msg := apsaraTopicProblem(literalTopic(r)); msg != "" && !l.def.IsSecret(p) {
+			l.at(p, "%s", msg)
+		}
+	}
+}
+
+// apsaraTopicProblem says what is wrong with an ApsaraMQ topic name
+// (letters, digits, '_' and '-', 3 to 64 characters), or returns "". When
+// whole is false, name is only the literal part of a name, and its length
+// is not checked.
+func apsaraTopicProblem(name string, whole bool) string {
+	for _, c := range name {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return fmt.Sprintf("ApsaraMQ topic names may contain only letters, digits, '_' and '-', not %q", c)
+		}
+	}
+	if whole && (len(name) < 3 || len(name) > 64) {
+		return "ApsaraMQ topic names are 3 to 64 characters long"
+	}
+	return ""
+}
+
+// literalTopic returns the sink-table of r without its replace-symbol and
+// $n references, whose replacements are known only online, and whether
+// nothing was removed.
+func literalTopic(r Route) (string, bool) {
+	s := r.SinkTable
+	if r.ReplaceSymbol != "" {
+		lit := strings.ReplaceAll(s, r.ReplaceSymbol, "")
+		return lit, lit == s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '$' && i+1 < len(s) && isDigit(s[i+1]) {
+			for i+1 < len(s) && isDigit(s[i+1]) {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), b.Len() == len(s)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func routePath(i int, key string) string {
+	return "route[" + strconv.Itoa(i) + "]." + key
+}
+
+// checkTablePatterns parses tables and tables.exclude with the route
+// package's Selector, which the source will use.
+func checkTablePatterns(l *loader) {
+	if !l.usable("source", "source.tables", "source.tables.exclude") {
+		return
+	}
+	_, err := route.NewFilter(l.def.Source.Tables, l.def.Source.Exclude)
+	l.routeError(err, -1)
+}
+
+// checkRoutes compiles each route on its own, so that every bad one is
+// reported.
+func checkRoutes(l *loader) {
+	for i, r := range l.def.Routes {
+		p := "route[" + strconv.Itoa(i) + "]"
+		if !l.usable(p+".source-table", p+".sink-table", p+".replace-symbol") {
+			continue
+		}
+		rule := route.Rule{SourceTable: r.SourceTable, SinkTable: r.SinkTable, ReplaceSymbol: r.ReplaceSymbol, Description: r.Description}
+		_, err := route.NewTable([]route.Rule{rule}, route.AllMatch, "")
+		l.routeError(err, i)
+	}
+}
+
+func checkTransforms(l *loader) {
+	for i, t := range l.def.Transforms {
+		p := "transform[" + strconv.Itoa(i) + "]"
+		if !l.usable(p+".source-table", p+".primary-keys") {
+			continue
+		}
+		_, err := route.NewKeyOverrides([]route.Transform{{SourceTable: t.SourceTable, PrimaryKeys: t.PrimaryKeys}})
+		l.routeError(err, i)
+	}
+}
+
+// routeError reports an error of the route package at the field it names;
+// index replaces the item index of a list built of one item. The message
+// is replaced when a value of the route or transform item, or the source
+// pattern itself, is secret, as it may quote values.
+func (l *loader) routeError(err error, index int) {
+	if err == nil {
+		return
+	}
+	var fe *route.FieldError
+	if !errors.As(err, &fe) {
+		l.at("", "%v", err)
+		return
+	}
+	if fe.Index >= 0 {
+		fe.Index = index
+	}
+	path := fe.Path()
+	hide := l.anySecret(parentPath(path))
+	if fe.Index < 0 { // source: tables or tables.exclude, whose errors quote only themselves
+		hide = l.def.IsSecret(path)
+	}
+	if hide {
+		l.at(path, "is not a valid pattern (the value is hidden because it comes from a secret)")
+		return
+	}
+	l.at(path, "%v", fe.Err)
+}
+
+// anySecret reports whether an option under prefix holds a secret value.
+func (l *loader) anySecret(prefix string) bool {
+	for p, secret := range l.def.secret {
+		if secret && strings.HasPrefix(p, prefix+".") {
+			return true
+		}
+	}
+	return false
+}
