@@ -1,0 +1,150 @@
+package cdc
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+)
+
+// StartupMode says where a stream without a stored position starts (scan.startup.mode).
+type StartupMode uint8
+
+// The startup modes. The zero value is [StartLatest].
+const (
+	StartLatest    StartupMode = iota // latest-offset: the server's current position
+	StartEarliest                     // earliest-offset: the first binlog file still on the server
+	StartSpecific                     // specific-offset: Config.StartPosition (file+offset or GTID set)
+	StartTimestamp                    // timestamp: the first transaction committed at or after Config.StartTime
+)
+
+var startupNames = [...]string{"latest-offset", "earliest-offset", "specific-offset", "timestamp"}
+
+// String returns the mode's name as scan.startup.mode spells it.
+func (m StartupMode) String() string {
+	if int(m) < len(startupNames) {
+		return startupNames[m]
+	}
+	return "startup-mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseStartupMode parses a scan.startup.mode value other than "initial" and "snapshot",
+// which belong to the snapshot.
+func ParseStartupMode(s string) (StartupMode, error) {
+	for i, name := range startupNames {
+		if s == name {
+			return StartupMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown startup mode %q; valid modes are latest-offset, earliest-offset, specific-offset and timestamp", s)
+}
+
+// ServerIDRange is the replica server ids a source may use (source option server-id,
+// "5400" or "5400-5408"). The binlog stream uses First; snapshot readers take the others.
+// Every id must be unique among the replicas of the server, the server's own id included.
+type ServerIDRange struct {
+	First, Last uint32
+}
+
+// Config configures a [Source]. The zero value of every optional field is the documented
+// default; Addr, User, ServerID and Tables are required.
+type Config struct {
+	// Addr is the server's host:port.
+	Addr string
+	// User and Password authenticate. Password is the revealed secret.
+	User, Password string
+	// TLS, when set, makes every connection use TLS with this configuration.
+	TLS *tls.Config
+
+	// ServerID is the replica id range of the source (required, non-zero).
+	ServerID ServerIDRange
+
+	// Position, when non-zero, is the stored position to resume from; the startup mode
+	// is then ignored.
+	Position Position
+	// Startup is the startup mode used when Position is zero.
+	Startup StartupMode
+	// StartPosition is the position of StartSpecific: file and offset, or a GTID set.
+	StartPosition Position
+	// StartTime is the instant of StartTimestamp (second precision, as in the binlog).
+	StartTime time.Time
+
+	// Heartbeat is heartbeat.interval: the server's heartbeat period on the replication
+	// connection, and the most often an empty batch moves the position on while only
+	// tables that are not captured change. Default 30s.
+	Heartbeat time.Duration
+	// ConnectTimeout bounds one connection attempt. Default 30s.
+	ConnectTimeout time.Duration
+	// ConnectRetries is how many consecutive failed attempts to (re)connect are made before
+	// Run gives up with a [RetryableError] (connect.max-retries). Default 3.
+	ConnectRetries int
+	// MaxBatch is the most changes in one batch; a bigger transaction is delivered in
+	// several batches, only the last with End set. Default 1024.
+	MaxBatch int
+
+	// TinyInt1AsNumber keeps TINYINT(1) as a number: the inverse of
+	// treat-tinyint1-as-boolean.enabled, whose default (true: TINYINT(1) is a Bool) is
+	// the zero value here.
+	TinyInt1AsNumber bool
+
+	// Tables reports whether a table is captured (route.Filter.Match). Required. It is
+	// called from go-mysql's reader goroutine as well, so it must be safe for concurrent use.
+	Tables func(db, table string) bool
+	// Keys returns the key columns the pipeline gives a table (transform primary-keys), in
+	// key order, and whether it gives one. Nil: primary keys only.
+	Keys func(db, table string) ([]string, bool)
+
+	// Logger receives go-mysql's and the source's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// withDefaults returns a copy of c with defaults applied, or the first invalid field.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("addr %q: want host:port", c.Addr))
+	}
+	if c.User == "" {
+		errs = append(errs, errors.New("user is required"))
+	}
+	if c.ServerID.First == 0 || (c.ServerID.Last != 0 && c.ServerID.Last < c.ServerID.First) {
+		errs = append(errs, fmt.Errorf("server-id %d-%d: want a non-zero id or an ascending range", c.ServerID.First, c.ServerID.Last))
+	}
+	if c.Tables == nil {
+		errs = append(errs, errors.New("a table filter is required"))
+	}
+	if c.Position.IsZero() && c.Startup == StartSpecific && c.StartPosition.IsZero() {
+		errs = append(errs, errors.New("startup mode specific-offset needs a file and offset or a gtid set"))
+	}
+	if c.Position.IsZero() && c.Startup == StartTimestamp && c.StartTime.IsZero() {
+		errs = append(errs, errors.New("startup mode timestamp needs a start time"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("cdc: config: %w", err)
+	}
+	if c.ServerID.Last == 0 {
+		c.ServerID.Last = c.ServerID.First
+	}
+	c.Heartbeat = defaultDuration(c.Heartbeat, 30*time.Second)
+	c.ConnectTimeout = defaultDuration(c.ConnectTimeout, 30*time.Second)
+	if c.ConnectRetries <= 0 {
+		c.ConnectRetries = 3
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 1024
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+func defaultDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

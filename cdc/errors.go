@@ -1,0 +1,92 @@
+package cdc
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ingestkit/ingest/change"
+)
+
+// RetryableError marks a failure that a new connection may cure (network loss, a killed
+// replication connection, a server restart). Run retries these itself, with backoff, up to
+// Config.ConnectRetries consecutive failures, and then returns one wrapped in this type.
+type RetryableError struct {
+	Op  string // what was being done: "connect", "read binlog", …
+	Err error
+}
+
+func (e *RetryableError) Error() string { return "cdc: " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// IsRetryable reports whether err is (or wraps) a [RetryableError].
+func IsRetryable(err error) bool {
+	var r *RetryableError
+	return errors.As(err, &r)
+}
+
+// PositionLostError says the binlog the stream must resume from is gone from the server
+// (purged by binlog_expire_logs_seconds or PURGE BINARY LOGS; MySQL/MariaDB error 1236).
+// Resuming would lose changes, so it is fatal: re-snapshot.
+type PositionLostError struct {
+	Position Position // the position asked for
+	Err      error    // the server's error
+}
+
+func (e *PositionLostError) Error() string {
+	return fmt.Sprintf("cdc: binlog position %s is no longer on the server (%v); the changes since then are lost: "+
+		"re-snapshot the tables (remove the pipeline's stored state so it starts with the initial snapshot, or use "+
+		"scan.startup.mode latest-offset to skip the gap knowingly), and raise binlog_expire_logs_seconds so the "+
+		"binlog outlives the longest stop", e.Position, e.Err)
+}
+
+// Unwrap returns the server's error.
+func (e *PositionLostError) Unwrap() error { return e.Err }
+
+// ServerIDConflictError says another replica connected with the same server id (error
+// 4052 or a 1236 naming the id), and the server dropped this connection. Two readers with
+// one id kick each other off in turn, so it is fatal.
+type ServerIDConflictError struct {
+	ServerID uint32
+	Err      error
+}
+
+func (e *ServerIDConflictError) Error() string {
+	return fmt.Sprintf("cdc: another replica is connected with server-id %d (%v); give every pipeline and "+
+		"replica of this server its own server-id (source option server-id)", e.ServerID, e.Err)
+}
+
+// Unwrap returns the server's error.
+func (e *ServerIDConflictError) Unwrap() error { return e.Err }
+
+// NoPrimaryKeyError names captured tables that have no primary key and no key given by the
+// pipeline: they cannot be written as keyed upserts.
+type NoPrimaryKeyError struct {
+	Tables []change.TableID
+}
+
+func (e *NoPrimaryKeyError) Error() string {
+	names := make([]string, len(e.Tables))
+	for i, t := range e.Tables {
+		names[i] = t.String()
+	}
+	return fmt.Sprintf("cdc: table %s has no primary key: give it a key in the pipeline "+
+		"(transform: - source-table: %s, primary-keys: <columns>), add a primary key to the table, or exclude it "+
+		"(source option tables.exclude)", strings.Join(names, ", "), names[0])
+}
+
+// SchemaError says a row could not be matched with or decoded by the table description.
+type SchemaError struct {
+	Table    change.TableID
+	Position Position
+	Err      error
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("cdc: table %s at %s: %v", e.Table, e.Position, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *SchemaError) Unwrap() error { return e.Err }

@@ -1,0 +1,194 @@
+//go:build integration
+
+package cdc
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// testConfig returns a Config for the CDC user capturing every table of db, with a server
+// id of its own (tests of other packages may stream from the same server).
+func testConfig(db string) Config {
+	u, p := testenv.CDCUser()
+	id := uint32(20000 + rand.IntN(40000))
+	return Config{
+		Addr: testenv.MySQLAddr(), User: u, Password: p,
+		ServerID:  ServerIDRange{First: id},
+		Tables:    func(d, _ string) bool { return d == db },
+		Heartbeat: time.Second, ConnectTimeout: 5 * time.Second,
+	}
+}
+
+// running is a Source running in the background of a test.
+type running struct {
+	out    chan change.Batch
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// start runs a Source for cfg until the test ends (or stop is called).
+func start(t *testing.T, cfg Config) *running {
+	t.Helper()
+	src, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{out: make(chan change.Batch, 16), cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- src.Run(ctx, r.out) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// stop cancels the source and returns Run's error.
+func (r *running) stop(t *testing.T) error {
+	t.Helper()
+	r.cancel()
+	select {
+	case err, ok := <-r.done:
+		if ok {
+			close(r.done)
+			return err
+		}
+		return nil
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after cancel")
+		return nil
+	}
+}
+
+// next returns the next batch, failing the test after timeout or if Run ended.
+func (r *running) next(t *testing.T, timeout time.Duration) change.Batch {
+	t.Helper()
+	select {
+	case b := <-r.out:
+		return b
+	case err := <-r.done:
+		t.Fatalf("Run returned: %v", err)
+	case <-time.After(timeout):
+		t.Fatal("no batch in time")
+	}
+	return change.Batch{}
+}
+
+// changesUntil collects changes until pred holds for one of them (then up to its End batch).
+func (r *running) changesUntil(t *testing.T, pred func(change.Change) bool) ([]change.Change, change.Batch) {
+	t.Helper()
+	var all []change.Change
+	found := false
+	for {
+		b := r.next(t, 20*time.Second)
+		for _, c := range b.Changes {
+			if !found {
+				all = append(all, c)
+			}
+			found = found || pred(c)
+		}
+		if found && b.End {
+			return all, b
+		}
+	}
+}
+
+// gtidPos reads the server's current MariaDB GTID position.
+func gtidPos(t testing.TB, db *sql.DB) Position {
+	t.Helper()
+	var s string
+	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	set, err := ParseMariaDBGTIDs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Position{MariaDB: set}
+}
+
+// filePos reads SHOW MASTER STATUS.
+func filePos(t testing.TB, db *sql.DB) Position {
+	t.Helper()
+	p, err := masterStatus(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Position{File: p.File, Offset: p.Offset}
+}
+
+// render writes changes in the package's debug form, one line per change.
+func render(changes []change.Change) string {
+	var b strings.Builder
+	for _, c := range changes {
+		fmt.Fprintf(&b, "%s %s v%d", c.Op, c.Schema.Table.Table, c.Schema.Version)
+		if c.Op == change.SchemaChange {
+			for _, col := range c.Schema.Columns {
+				fmt.Fprintf(&b, " %s:%s", col.Name, col.SQLType)
+			}
+		}
+		b.WriteByte('\n')
+		for _, part := range []struct {
+			name string
+			row  change.Row
+		}{{"before", c.Before}, {"after", c.After}} {
+			if part.row == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "  %s:\n", part.name)
+			for i, v := range part.row {
+				fmt.Fprintf(&b, "    %s=%s\n", c.Schema.Columns[i].Name, describeValue(v))
+			}
+		}
+	}
+	return b.String()
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s", path, got)
+	}
+}
+
+// keysOf returns the key value text of each row change, for order and duplicate checks.
+func keysOf(changes []change.Change) []string {
+	var out []string
+	for _, c := range changes {
+		row := c.After
+		if c.Op == change.Delete {
+			row = c.Before
+		}
+		if row == nil {
+			continue
+		}
+		out = append(out, describeValue(row[c.Schema.Key[0]]))
+	}
+	return out
+}
+
+// isRow reports whether c is a row change (not a SchemaChange).
+func isRow(c change.Change) bool { return c.Op != change.SchemaChange }

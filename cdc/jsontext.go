@@ -1,0 +1,71 @@
+package cdc
+
+import (
+	"math"
+	"strconv"
+)
+
+// compactJSON removes the insignificant whitespace (space, tab, CR, LF outside strings) of
+// a JSON document and changes nothing else: string contents, escapes, key order and number
+// forms are kept byte for byte. It returns doc itself when there is nothing to remove.
+func compactJSON(doc []byte) []byte {
+	if !hasJSONSpace(doc) {
+		return doc
+	}
+	out := make([]byte, 0, len(doc))
+	inString, escaped := false, false
+	for _, c := range doc {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case isJSONSpace(c):
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func hasJSONSpace(doc []byte) bool {
+	for _, c := range doc {
+		if isJSONSpace(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// appendESNumber appends f as ECMAScript's Number::toString writes it: the shortest text
+// that round-trips, exponent form only below 1e-6 or from 1e21 on ("1e-7", "1e+21").
+// NaN and infinities, which JSON cannot hold, are written as null.
+func appendESNumber(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	if f == 0 {
+		return append(b, '0') // also -0, as ECMAScript prints it
+	}
+	abs := math.Abs(f)
+	if abs < 1e-6 || abs >= 1e21 {
+		n := len(b)
+		b = strconv.AppendFloat(b, f, 'e', -1, 64)
+		// Go writes e-07 / e+21; ECMAScript drops the exponent's leading zero.
+		if m := len(b); m-n >= 4 && b[m-4] == 'e' && b[m-2] == '0' {
+			b[m-2] = b[m-1]
+			b = b[:m-1]
+		}
+		return b
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}

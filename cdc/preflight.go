@@ -1,0 +1,185 @@
+package cdc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// Severity says whether a Problem stops the pipeline.
+type Severity uint8
+
+// The severities.
+const (
+	Error   Severity = iota // the source cannot run correctly
+	Warning                 // it runs, with a documented loss (e.g. schema facts from the present)
+)
+
+// String returns "error" or "warning".
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// Problem is one finding of [Preflight]: what is wrong and exactly what to change.
+type Problem struct {
+	Severity Severity
+	Check    string // short name: "binlog_format", "privileges", …
+	Message  string // what was found and the statement or setting that fixes it
+}
+
+func (p Problem) String() string { return p.Severity.String() + ": " + p.Check + ": " + p.Message }
+
+// Preflight checks that the server and the user are fit for the binlog stream: the binary
+// log is on, row-based with full images, carries full row metadata, the user holds the
+// replication grants, and the stored position (cfg.Position) is still on the server. It
+// returns nil when all is well; a failure to connect is itself a Problem.
+func Preflight(ctx context.Context, cfg Config) []Problem {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return []Problem{{Severity: Error, Check: "config", Message: err.Error()}}
+	}
+	db, err := (&Source{cfg: c}).openDB()
+	if err == nil {
+		defer db.Close()
+		err = db.PingContext(ctx)
+	}
+	if err != nil {
+		return []Problem{{Severity: Error, Check: "connect", Message: fmt.Sprintf("connect to %s as %s: %v", c.Addr, c.User, err)}}
+	}
+	var problems []Problem
+	problems = append(problems, checkVariables(ctx, db)...)
+	problems = append(problems, checkGrants(ctx, db, c.User)...)
+	if !c.Position.IsZero() {
+		problems = append(problems, checkPosition(ctx, db, c.Position)...)
+	}
+	return problems
+}
+
+// variableRule is one server variable the stream depends on.
+type variableRule struct {
+	name     string
+	want     string
+	severity Severity
+	fix      string
+}
+
+var variableRules = []variableRule{
+	{"log_bin", "ON", Error, "start the server with log_bin (e.g. --log-bin=mysql-bin) and a server_id; it cannot be set at run time"},
+	{"binlog_format", "ROW", Error, "SET GLOBAL binlog_format = 'ROW' (and in the server configuration, so it survives a restart)"},
+	{"binlog_row_image", "FULL", Error, "SET GLOBAL binlog_row_image = 'FULL' (and in the server configuration)"},
+	{"binlog_row_metadata", "FULL", Warning, "SET GLOBAL binlog_row_metadata = 'FULL' (and in the server configuration); without it column names, " +
+		"character sets and ENUM/SET labels come from information_schema as it is now, not as it was when an old event was written"},
+}
+
+func checkVariables(ctx context.Context, db *sql.DB) []Problem {
+	var problems []Problem
+	for _, r := range variableRules {
+		var val sql.NullString
+		err := db.QueryRowContext(ctx, "SELECT @@GLOBAL."+r.name).Scan(&val)
+		if err != nil {
+			if r.name == "binlog_row_metadata" { // before MySQL 8.0.1 / MariaDB 10.5
+				problems = append(problems, Problem{Severity: Warning, Check: r.name,
+					Message: "the server has no binlog_row_metadata; upgrade to MariaDB 10.5+ or MySQL 8.0.1+ for full row metadata"})
+				continue
+			}
+			problems = append(problems, Problem{Severity: Error, Check: r.name, Message: fmt.Sprintf("read @@%s: %v", r.name, err)})
+			continue
+		}
+		got := strings.ToUpper(val.String)
+		if got == "1" && r.want == "ON" {
+			got = "ON"
+		}
+		if got != r.want {
+			problems = append(problems, Problem{Severity: r.severity, Check: r.name,
+				Message: fmt.Sprintf("%s is %s, want %s: %s", r.name, val.String, r.want, r.fix)})
+		}
+	}
+	return problems
+}
+
+// privilegeNeeds are the grants the stream needs, each with the names a server may show it
+// under in SHOW GRANTS.
+var privilegeNeeds = []struct {
+	grant string
+	shown []string
+	why   string
+}{
+	{"REPLICATION SLAVE", []string{"REPLICATION SLAVE", "REPLICATION REPLICA"}, "to read the binlog"},
+	{"BINLOG MONITOR", []string{"BINLOG MONITOR", "REPLICATION CLIENT", "SUPER"}, "for SHOW MASTER STATUS and SHOW BINARY LOGS (MySQL: REPLICATION CLIENT)"},
+	{"SELECT", []string{"SELECT"}, "to read information_schema facts and snapshot the tables"},
+}
+
+func checkGrants(ctx context.Context, db *sql.DB, user string) []Problem {
+	grants, err := queryStrings(ctx, db, "SHOW GRANTS")
+	if err != nil {
+		return []Problem{{Severity: Error, Check: "privileges", Message: fmt.Sprintf("SHOW GRANTS: %v", err)}}
+	}
+	global := ""
+	for _, g := range grants {
+		up := strings.ToUpper(g)
+		if strings.Contains(up, " ON *.* ") {
+			global += up
+		}
+	}
+	hasAll := strings.Contains(global, "ALL PRIVILEGES")
+	var missing, why []string
+	for _, need := range privilegeNeeds {
+		found := hasAll
+		for _, name := range need.shown {
+			found = found || strings.Contains(global, name)
+		}
+		if !found {
+			missing = append(missing, need.grant)
+			why = append(why, need.grant+" "+need.why)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return []Problem{{Severity: Error, Check: "privileges", Message: fmt.Sprintf(
+		"user %s lacks %s (%s): GRANT %s ON *.* TO '%s'@'<host>'", user, strings.Join(missing, ", "),
+		strings.Join(why, "; "), strings.Join(missing, ", "), user)}}
+}
+
+// checkPosition reports a stored position whose binlog file is no longer on the server.
+func checkPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
+	if p.File == "" {
+		return checkGTIDPosition(ctx, db, p)
+	}
+	files, err := binaryLogs(ctx, db)
+	if err != nil {
+		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
+	}
+	for _, f := range files {
+		if f.name == p.File {
+			return nil
+		}
+	}
+	return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
+		"the stored position %s is in binlog file %s, which is no longer on the server (oldest: %s): "+
+			"re-snapshot (remove the pipeline's state, or use scan.startup.mode latest-offset to skip the gap knowingly) "+
+			"and raise binlog_expire_logs_seconds", p, p.File, files[0].name)}}
+}
+
+// checkGTIDPosition checks a MySQL GTID position against gtid_purged. A MariaDB GTID
+// position is checked by the server on connect (error 1236, a PositionLostError).
+func checkGTIDPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
+	if p.MySQL == "" {
+		return nil
+	}
+	var purged string
+	if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_purged").Scan(&purged); err != nil {
+		return nil
+	}
+	pset, err1 := parseMySQLGTIDSet(p.MySQL)
+	gset, err2 := parseMySQLGTIDSet(purged)
+	if err1 != nil || err2 != nil || pset.contains(gset) {
+		return nil
+	}
+	return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
+		"the stored GTID set %s does not contain gtid_purged %s: transactions it needs are purged; re-snapshot", p.MySQL, purged)}}
+}

@@ -1,0 +1,399 @@
+package cdc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/ingestkit/ingest/change"
+)
+
+// Table is a captured table's description at one point of the binlog: the neutral schema
+// the sink sees and the per-column decoding facts.
+type Table struct {
+	Schema  *change.Schema
+	Columns []Column
+}
+
+// tableInfo is what information_schema says of a table: the facts the binlog cannot carry
+// (display widths, the JSON check of MariaDB, column SQL types) and the whole shape when
+// the binlog carries no names (binlog_row_metadata=MINIMAL).
+type tableInfo struct {
+	Columns    []infoColumn
+	PrimaryKey []string
+}
+
+// infoColumn is one row of information_schema.COLUMNS (plus the MariaDB JSON check).
+type infoColumn struct {
+	Name       string
+	DataType   string // DATA_TYPE, lower case: "int", "longtext", "enum", …
+	ColumnType string // COLUMN_TYPE: "int(10) unsigned", "tinyint(1)", "enum('a','b')"
+	Charset    string // CHARACTER_SET_NAME, "" for non-text columns
+	Scale      int    // NUMERIC_SCALE or DATETIME_PRECISION
+	Length     int    // CHARACTER_OCTET_LENGTH (BINARY) or NUMERIC_PRECISION (BIT)
+	JSON       bool   // MariaDB: a CHECK (json_valid(`col`)) exists
+}
+
+// column returns the info of the named column, or nil.
+func (ti *tableInfo) column(name string) *infoColumn {
+	if ti == nil {
+		return nil
+	}
+	for i := range ti.Columns {
+		if strings.EqualFold(ti.Columns[i].Name, name) {
+			return &ti.Columns[i]
+		}
+	}
+	return nil
+}
+
+// schemaOptions are the table-shaping settings of a Config.
+type schemaOptions struct {
+	tinyInt1AsBool bool
+	keys           func(db, table string) ([]string, bool)
+	collations     map[uint64]string
+}
+
+// tableFromMap builds a table description from a TABLE_MAP event and what information_schema
+// says of the table (info may be nil: table dropped since, or not looked up).
+func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOptions) (*Table, error) {
+	id := change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}
+	names := tm.ColumnNameString()
+	if len(names) == 0 { // binlog_row_metadata=MINIMAL: names only from information_schema
+		if info == nil || len(info.Columns) != int(tm.ColumnCount) {
+			return nil, fmt.Errorf("table %s: the binlog carries no column names (binlog_row_metadata=MINIMAL) and information_schema has %s; set binlog_row_metadata=FULL",
+				id, describeInfoCount(info))
+		}
+		for _, ic := range info.Columns {
+			names = append(names, ic.Name)
+		}
+	}
+	cols := make([]Column, tm.ColumnCount)
+	unsigned, collations, enumSet := tm.UnsignedMap(), tm.CollationMap(), tm.EnumSetCollationMap()
+	enums, sets := tm.EnumStrValueMap(), tm.SetStrValueMap()
+	for i := range cols {
+		ic := info.column(names[i])
+		coll, known := collations[i]
+		if !known {
+			coll, known = enumSet[i]
+		}
+		labels := enums[i]
+		if labels == nil {
+			labels = sets[i]
+		}
+		col, err := columnFromMap(tm.ColumnType[i], tm.ColumnMeta[i], binlogFacts{
+			name: names[i], unsigned: unsigned[i], collation: coll, collationKnown: known, labels: labels,
+		}, ic, opts)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", id, err)
+		}
+		cols[i] = col
+	}
+	var pk []string
+	for _, i := range tm.PrimaryKey {
+		if int(i) < len(names) {
+			pk = append(pk, names[i])
+		}
+	}
+	if len(pk) == 0 && info != nil {
+		pk = info.PrimaryKey
+	}
+	return newTable(id, cols, pk, opts)
+}
+
+func describeInfoCount(info *tableInfo) string {
+	if info == nil {
+		return "no such table"
+	}
+	return fmt.Sprintf("%d columns", len(info.Columns))
+}
+
+// tableFromInfo builds a table description from information_schema alone: the snapshot's
+// view of a table, and the shape announced after a DDL.
+func tableFromInfo(id change.TableID, info *tableInfo, opts schemaOptions) (*Table, error) {
+	cols := make([]Column, len(info.Columns))
+	for i, ic := range info.Columns {
+		col, err := columnFromInfo(ic, opts)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", id, err)
+		}
+		cols[i] = col
+	}
+	return newTable(id, cols, info.PrimaryKey, opts)
+}
+
+// newTable resolves the table's key: the pipeline's override first, then the primary key.
+func newTable(id change.TableID, cols []Column, pk []string, opts schemaOptions) (*Table, error) {
+	if opts.keys != nil {
+		if names, ok := opts.keys(id.DB, id.Table); ok && len(names) > 0 {
+			pk = names
+		}
+	}
+	if len(pk) == 0 {
+		return nil, &NoPrimaryKeyError{Tables: []change.TableID{id}}
+	}
+	key := make([]int, len(pk))
+	for k, name := range pk {
+		key[k] = slices.IndexFunc(cols, func(c Column) bool { return strings.EqualFold(c.Name, name) })
+		if key[k] < 0 {
+			return nil, fmt.Errorf("table %s: key column %q does not exist", id, name)
+		}
+	}
+	schema := &change.Schema{Table: id, Columns: make([]change.Column, len(cols)), Key: key}
+	for i, c := range cols {
+		schema.Columns[i] = change.Column{Name: c.Name, SQLType: c.SQLType}
+	}
+	return &Table{Schema: schema, Columns: cols}, nil
+}
+
+// binlogFacts are the TABLE_MAP metadata of one column.
+type binlogFacts struct {
+	name           string
+	unsigned       bool
+	collation      uint64
+	collationKnown bool
+	labels         []string
+}
+
+// realType undoes the packing of MYSQL_TYPE_STRING: ENUM, SET and CHAR/BINARY share it, with
+// the real type and the byte length in the metadata.
+func realType(tp byte, meta uint16) (byte, int) {
+	if tp != mysql.MYSQL_TYPE_STRING || meta < 256 {
+		return tp, int(meta)
+	}
+	b0, b1 := byte(meta>>8), int(meta&0xff)
+	if b0&0x30 != 0x30 {
+		return b0 | 0x30, b1 | int((b0&0x30)^0x30)<<4
+	}
+	return b0, b1
+}
+
+// columnFromMap classifies a column from its binlog type and metadata, completed by ic.
+func columnFromMap(tp byte, meta uint16, f binlogFacts, ic *infoColumn, opts schemaOptions) (Column, error) {
+	c := Column{Name: f.name, Unsigned: f.unsigned, Labels: f.labels}
+	if ic != nil {
+		c.SQLType = ic.ColumnType
+	}
+	tp, length := realType(tp, meta)
+	charset := ""
+	if f.collationKnown {
+		charset = charsetFor(opts.collations, f.collation)
+	} else if ic != nil {
+		charset = infoCharset(ic)
+	}
+	switch tp {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
+		mysql.MYSQL_TYPE_LONGLONG:
+		c.class, c.medium = classInt, tp == mysql.MYSQL_TYPE_INT24
+		if ic != nil && opts.tinyInt1AsBool && isTinyInt1(ic) {
+			c.class = classBool
+		}
+	case mysql.MYSQL_TYPE_YEAR:
+		c.class = classYear
+	case mysql.MYSQL_TYPE_FLOAT:
+		c.class = classFloat
+	case mysql.MYSQL_TYPE_DOUBLE:
+		c.class = classDouble
+	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		c.class, c.Scale = classDecimal, int(meta&0xff)
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		c.class = classDate
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
+		c.class, c.Scale = classDateTime, fsp(tp, meta, mysql.MYSQL_TYPE_DATETIME2)
+	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		c.class, c.Scale = classTimestamp, fsp(tp, meta, mysql.MYSQL_TYPE_TIMESTAMP2)
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		c.class, c.Scale = classTime, fsp(tp, meta, mysql.MYSQL_TYPE_TIME2)
+	case mysql.MYSQL_TYPE_BIT:
+		c.class, c.Length = classBit, int(meta>>8)*8+int(meta&0xff)
+	case mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
+		c.class = classEnum
+		if tp == mysql.MYSQL_TYPE_SET {
+			c.class = classSet
+		}
+		if c.Labels == nil && ic != nil {
+			c.Labels = parseEnumLabels(ic.ColumnType)
+		}
+	case mysql.MYSQL_TYPE_JSON:
+		c.class = classJSON
+	case mysql.MYSQL_TYPE_GEOMETRY:
+		c.class = classGeometry
+	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING,
+		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB,
+		mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_VECTOR:
+		if !f.collationKnown && ic == nil {
+			return Column{}, fmt.Errorf("column %s: character set unknown (binlog_row_metadata=MINIMAL and no information_schema entry); set binlog_row_metadata=FULL", f.name)
+		}
+		c.class = textClass(charset, tp == mysql.MYSQL_TYPE_STRING, ic)
+		if c.class == classBinary {
+			c.Length = length
+		}
+	default:
+		return Column{}, fmt.Errorf("column %s: binlog type %d is not supported", f.name, tp)
+	}
+	return c.withCharset(charset, true)
+}
+
+// textClass classifies the string-like binlog types by character set: binary ones carry bytes.
+func textClass(charset string, fixed bool, ic *infoColumn) class {
+	switch {
+	case charset == "binary" && fixed:
+		return classBinary
+	case charset == "binary":
+		return classBytes
+	case ic != nil && (ic.JSON || ic.DataType == "json"):
+		return classJSON
+	}
+	return classString
+}
+
+func fsp(tp byte, meta uint16, v2 byte) int {
+	if tp == v2 {
+		return int(meta)
+	}
+	return 0
+}
+
+func isTinyInt1(ic *infoColumn) bool {
+	return ic.DataType == "tinyint" && strings.HasPrefix(ic.ColumnType, "tinyint(1)")
+}
+
+func infoCharset(ic *infoColumn) string {
+	if ic.Charset == "" {
+		return "binary"
+	}
+	return ic.Charset
+}
+
+// withCharset sets the column's character set and decoder. rawLabels says the ENUM/SET
+// labels are in the column's character set (as the binlog metadata carries them) and must be
+// transcoded; information_schema gives them in UTF-8 already.
+func (c Column) withCharset(charset string, rawLabels bool) (Column, error) {
+	switch c.class {
+	case classString, classEnum, classSet, classJSON:
+	default:
+		return c, nil
+	}
+	dec, err := decoderFor(charset)
+	if err != nil {
+		return Column{}, fmt.Errorf("column %s: %w", c.Name, err)
+	}
+	c.Charset, c.dec = charset, dec
+	if dec == nil || c.Labels == nil || !rawLabels {
+		return c, nil
+	}
+	labels := make([]string, len(c.Labels))
+	for i, l := range c.Labels {
+		b, err := dec.decode([]byte(l))
+		if err != nil {
+			return Column{}, fmt.Errorf("column %s: label %q: %w", c.Name, l, err)
+		}
+		labels[i] = string(b)
+	}
+	c.Labels = labels
+	return c, nil
+}
+
+// columnFromInfo classifies a column from information_schema alone.
+func columnFromInfo(ic infoColumn, opts schemaOptions) (Column, error) {
+	c := Column{Name: ic.Name, SQLType: ic.ColumnType, Unsigned: strings.Contains(ic.ColumnType, "unsigned")}
+	switch ic.DataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
+		c.class, c.medium = classInt, ic.DataType == "mediumint"
+		if opts.tinyInt1AsBool && isTinyInt1(&ic) {
+			c.class = classBool
+		}
+	case "bool", "boolean":
+		c.class = classBool
+	case "year":
+		c.class = classYear
+	case "float":
+		c.class = classFloat
+	case "double", "real", "double precision":
+		c.class = classDouble
+	case "decimal", "numeric":
+		c.class, c.Scale = classDecimal, ic.Scale
+	case "date":
+		c.class = classDate
+	case "datetime":
+		c.class, c.Scale = classDateTime, ic.Scale
+	case "timestamp":
+		c.class, c.Scale = classTimestamp, ic.Scale
+	case "time":
+		c.class, c.Scale = classTime, ic.Scale
+	case "bit":
+		c.class, c.Length = classBit, ic.Length
+	case "enum", "set":
+		c.class, c.Labels = classEnum, parseEnumLabels(ic.ColumnType)
+		if ic.DataType == "set" {
+			c.class = classSet
+		}
+	case "json":
+		c.class = classJSON
+	case "binary":
+		c.class, c.Length = classBinary, ic.Length
+	case "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "vector":
+		c.class = classBytes
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "inet6", "inet4", "uuid":
+		c.class = textClass(infoCharset(&ic), false, &ic)
+	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+		"multipolygon", "geometrycollection", "geomcollection":
+		c.class = classGeometry
+	default:
+		return Column{}, fmt.Errorf("column %s: type %s is not supported", ic.Name, ic.ColumnType)
+	}
+	return c.withCharset(infoCharset(&ic), false)
+}
+
+// parseEnumLabels reads the members of "enum('a','it”s')" or "set(…)" in definition order.
+func parseEnumLabels(columnType string) []string {
+	open := strings.IndexByte(columnType, '(')
+	if open < 0 {
+		return nil
+	}
+	s := columnType[open+1:]
+	var labels []string
+	for len(s) > 0 && s[0] == '\'' {
+		var b strings.Builder
+		i := 1
+		for ; i < len(s); i++ {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					b.WriteByte('\'')
+					i++
+					continue
+				}
+				break
+			}
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+			}
+			b.WriteByte(s[i])
+		}
+		labels = append(labels, b.String())
+		if i+1 >= len(s) || s[i+1] != ',' {
+			break
+		}
+		s = s[i+2:]
+	}
+	return labels
+}
+
+// sameShape reports whether two descriptions decode and render alike, so a schema version
+// can be kept across a new TABLE_MAP id.
+func sameShape(a, b *Table) bool {
+	if len(a.Columns) != len(b.Columns) || !slices.Equal(a.Schema.Key, b.Schema.Key) {
+		return false
+	}
+	for i := range a.Columns {
+		x, y := &a.Columns[i], &b.Columns[i]
+		if x.Name != y.Name || x.SQLType != y.SQLType || x.class != y.class || x.Unsigned != y.Unsigned ||
+			x.Charset != y.Charset || x.Length != y.Length || x.Scale != y.Scale || !slices.Equal(x.Labels, y.Labels) {
+			return false
+		}
+	}
+	return true
+}

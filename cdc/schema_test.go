@@ -1,0 +1,179 @@
+package cdc
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/ingestkit/ingest/change"
+)
+
+func TestRealType(t *testing.T) {
+	tests := []struct {
+		tp     byte
+		meta   uint16
+		wantTp byte
+		wantN  int
+	}{
+		{mysql.MYSQL_TYPE_STRING, 65064, mysql.MYSQL_TYPE_STRING, 40},          // CHAR(10) utf8mb4
+		{mysql.MYSQL_TYPE_STRING, 65028, mysql.MYSQL_TYPE_STRING, 4},           // BINARY(4)
+		{mysql.MYSQL_TYPE_STRING, 63233, mysql.MYSQL_TYPE_ENUM, 1},             // ENUM
+		{mysql.MYSQL_TYPE_STRING, 63489, mysql.MYSQL_TYPE_SET, 1},              // SET
+		{mysql.MYSQL_TYPE_STRING, 0xee00 | 0x2c, mysql.MYSQL_TYPE_STRING, 300}, // CHAR(300) latin1
+		{mysql.MYSQL_TYPE_VARCHAR, 400, mysql.MYSQL_TYPE_VARCHAR, 400},
+	}
+	for _, tc := range tests {
+		tp, n := realType(tc.tp, tc.meta)
+		if tp != tc.wantTp || n != tc.wantN {
+			t.Errorf("realType(%d, %d) = %d, %d; want %d, %d", tc.tp, tc.meta, tp, n, tc.wantTp, tc.wantN)
+		}
+	}
+}
+
+func TestColumnFromMap(t *testing.T) {
+	opts := schemaOptions{tinyInt1AsBool: true, collations: knownCollations}
+	tests := []struct {
+		name  string
+		tp    byte
+		meta  uint16
+		facts binlogFacts
+		info  *infoColumn
+		want  class
+		check func(Column) bool
+	}{
+		{"tinyint1 bool", mysql.MYSQL_TYPE_TINY, 0, binlogFacts{name: "b"},
+			&infoColumn{Name: "b", DataType: "tinyint", ColumnType: "tinyint(1)"}, classBool, nil},
+		{"tinyint1 without info", mysql.MYSQL_TYPE_TINY, 0, binlogFacts{name: "b"}, nil, classInt, nil},
+		{"json by check", mysql.MYSQL_TYPE_BLOB, 4, binlogFacts{name: "j", collation: 46, collationKnown: true},
+			&infoColumn{Name: "j", DataType: "longtext", ColumnType: "longtext", Charset: "utf8mb4", JSON: true}, classJSON, nil},
+		{"text", mysql.MYSQL_TYPE_BLOB, 2, binlogFacts{name: "t", collation: 45, collationKnown: true}, nil, classString, nil},
+		{"blob", mysql.MYSQL_TYPE_BLOB, 2, binlogFacts{name: "t", collation: 63, collationKnown: true}, nil, classBytes, nil},
+		{"binary(4)", mysql.MYSQL_TYPE_STRING, 65028, binlogFacts{name: "b", collation: 63, collationKnown: true}, nil, classBinary,
+			func(c Column) bool { return c.Length == 4 }},
+		{"bit(5)", mysql.MYSQL_TYPE_BIT, 5, binlogFacts{name: "b"}, nil, classBit, func(c Column) bool { return c.Length == 5 }},
+		{"bit(12)", mysql.MYSQL_TYPE_BIT, 1<<8 | 4, binlogFacts{name: "b"}, nil, classBit, func(c Column) bool { return c.Length == 12 }},
+		{"decimal", mysql.MYSQL_TYPE_NEWDECIMAL, 5126, binlogFacts{name: "d"}, nil, classDecimal, func(c Column) bool { return c.Scale == 6 }},
+		{"latin1 enum labels", mysql.MYSQL_TYPE_STRING, 63233, binlogFacts{name: "e", collation: 8, collationKnown: true,
+			labels: []string{"caf\xe9"}}, nil, classEnum, func(c Column) bool { return c.Labels[0] == "café" }},
+		{"set from info labels", mysql.MYSQL_TYPE_STRING, 63489, binlogFacts{name: "s"},
+			&infoColumn{Name: "s", DataType: "set", ColumnType: "set('a','it''s')", Charset: "utf8mb4"}, classSet,
+			func(c Column) bool { return reflect.DeepEqual(c.Labels, []string{"a", "it's"}) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := columnFromMap(tc.tp, tc.meta, tc.facts, tc.info, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.class != tc.want || (tc.check != nil && !tc.check(c)) {
+				t.Fatalf("got %+v, want class %s", c, tc.want)
+			}
+		})
+	}
+	if _, err := columnFromMap(mysql.MYSQL_TYPE_VARCHAR, 40, binlogFacts{name: "v"}, nil, opts); err == nil {
+		t.Error("text column without collation nor info: want an error")
+	}
+}
+
+func TestParseEnumLabels(t *testing.T) {
+	got := parseEnumLabels(`enum('a','it''s','x,y','b\\c','')`)
+	want := []string{"a", "it's", "x,y", `b\c`, ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestNewTableKeys(t *testing.T) {
+	info := &tableInfo{Columns: []infoColumn{
+		{Name: "a", DataType: "int", ColumnType: "int(11)"},
+		{Name: "b", DataType: "varchar", ColumnType: "varchar(5)", Charset: "utf8mb4"},
+	}}
+	id := change.TableID{DB: "d", Table: "t"}
+	_, err := tableFromInfo(id, info, schemaOptions{})
+	var npk *NoPrimaryKeyError
+	if !errors.As(err, &npk) || npk.Tables[0] != id {
+		t.Fatalf("no key: got %v", err)
+	}
+	keys := func(db, table string) ([]string, bool) { return []string{"b", "a"}, db == "d" && table == "t" }
+	tbl, err := tableFromInfo(id, info, schemaOptions{keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tbl.Schema.Key, []int{1, 0}) {
+		t.Fatalf("key = %v", tbl.Schema.Key)
+	}
+	info.PrimaryKey = []string{"a"}
+	if tbl, err = tableFromInfo(id, info, schemaOptions{}); err != nil || !reflect.DeepEqual(tbl.Schema.Key, []int{0}) {
+		t.Fatalf("primary key: %v %v", tbl, err)
+	}
+	bad := func(db, table string) ([]string, bool) { return []string{"zz"}, true }
+	if _, err := tableFromInfo(id, info, schemaOptions{keys: bad}); err == nil {
+		t.Fatal("unknown key column: want an error")
+	}
+}
+
+func TestSchemaCacheVersions(t *testing.T) {
+	id := change.TableID{DB: "d", Table: "t"}
+	loader := &fakeLoader{infos: map[change.TableID]*tableInfo{id: {
+		Columns:    []infoColumn{{Name: "a", DataType: "int", ColumnType: "int(11)"}},
+		PrimaryKey: []string{"a"},
+	}}}
+	c := newSchemaCache(loader, schemaOptions{})
+	changed, err := c.afterDDL(t.Context(), []change.TableID{id})
+	if err != nil || len(changed) != 1 || changed[0].Schema.Version != 1 {
+		t.Fatalf("create: %v %v", changed, err)
+	}
+	if changed, _ = c.afterDDL(t.Context(), []change.TableID{id}); len(changed) != 0 {
+		t.Fatal("unchanged shape announced again")
+	}
+	loader.infos[id].Columns = append(loader.infos[id].Columns, infoColumn{Name: "b", DataType: "date", ColumnType: "date"})
+	if changed, _ = c.afterDDL(t.Context(), []change.TableID{id}); len(changed) != 1 || changed[0].Schema.Version != 2 {
+		t.Fatalf("add column: %v", changed)
+	}
+	delete(loader.infos, id)
+	if changed, _ = c.afterDDL(t.Context(), []change.TableID{id}); len(changed) != 0 || c.tables[id] != nil {
+		t.Fatal("drop: entry kept")
+	}
+}
+
+type fakeLoader struct{ infos map[change.TableID]*tableInfo }
+
+func (f *fakeLoader) loadTable(_ context.Context, id change.TableID) (*tableInfo, error) {
+	info := f.infos[id]
+	if info == nil {
+		return nil, nil
+	}
+	cp := *info
+	cp.Columns = append([]infoColumn(nil), info.Columns...)
+	return &cp, nil
+}
+
+func TestDDLTables(t *testing.T) {
+	tests := []struct {
+		query string
+		want  []change.TableID
+		all   bool
+	}{
+		{"ALTER TABLE alltypes ADD COLUMN c_added INT NOT NULL DEFAULT 7 AFTER c_bool", []change.TableID{{DB: "d", Table: "alltypes"}}, false},
+		{"RENAME TABLE a TO x.b, c TO d", []change.TableID{{DB: "d", Table: "a"}, {DB: "x", Table: "b"}, {DB: "d", Table: "c"}, {DB: "d", Table: "d"}}, false},
+		{"DROP TABLE IF EXISTS `a`, o.b /* generated by server */", []change.TableID{{DB: "d", Table: "a"}, {DB: "o", Table: "b"}}, false},
+		{"CREATE OR REPLACE TABLE `o`.`t` (id int primary key)", []change.TableID{{DB: "o", Table: "t"}}, false},
+		{"ALTER ONLINE TABLE t ADD c INT", []change.TableID{{DB: "d", Table: "t"}}, false},
+		{"CREATE INDEX i ON t (a)", []change.TableID{{DB: "d", Table: "t"}}, false},
+	}
+	for _, tc := range tests {
+		got, all := ddlTables("d", tc.query)
+		if all != tc.all || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ddlTables(%q) = %v, %v; want %v, %v", tc.query, got, all, tc.want, tc.all)
+		}
+	}
+	for q, want := range map[string]ddlKind{"BEGIN": queryBegin, "/* x */ COMMIT": queryCommit,
+		"alter table t add c int": queryDDL, "GRANT SELECT ON *.* TO u": queryOther, "# c\nDROP TABLE t": queryDDL} {
+		if got := classifyQuery(q); got != want {
+			t.Errorf("classifyQuery(%q) = %d, want %d", q, got, want)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package cdc
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/ingestkit/ingest/change"
+)
+
+// Source streams the row binlog of a MySQL or MariaDB server as change batches.
+type Source struct {
+	cfg Config
+
+	onConnect func(connectionID uint32) // test hook: a replication connection started
+}
+
+// New validates cfg and returns a Source. It does no I/O.
+func New(cfg Config) (*Source, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Source{cfg: c}, nil
+}
+
+// Run streams changes into out until ctx is cancelled (then it returns nil) or a fatal
+// error occurs. Each source transaction touching captured tables becomes one or more
+// batches, the last with End set and the position after the transaction; a full out
+// blocks the stream (back-pressure). Lost connections are re-established from the last
+// End position with backoff, without gaps or duplicates. Run starts no goroutine that
+// outlives it and must not be called concurrently on one Source.
+func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
+	db, err := s.openDB()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	srv, err := inspectServer(ctx, db)
+	if err != nil {
+		return err
+	}
+	if err := checkKeys(ctx, db, &s.cfg); err != nil {
+		return err
+	}
+	from, gtidKnown, err := s.startPosition(ctx, db, srv)
+	if err != nil {
+		return err
+	}
+	cache := newSchemaCache(sqlInfo{db: db, mariaDB: srv.mariaDB}, schemaOptions{
+		tinyInt1AsBool: !s.cfg.TinyInt1AsNumber, keys: s.cfg.Keys, collations: srv.collations,
+	})
+	st := newStream(&s.cfg, cache, out, from, gtidKnown)
+	if s.cfg.Startup == StartTimestamp && s.cfg.Position.IsZero() {
+		st.startAfter = s.cfg.StartTime.Unix()
+	}
+	err = s.loop(ctx, srv, st)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// server is what Run learns of the server on connect.
+type server struct {
+	mariaDB    bool
+	version    string
+	collations map[uint64]string
+}
+
+func (s *Source) openDB() (*sql.DB, error) {
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr = s.cfg.User, s.cfg.Password, "tcp", s.cfg.Addr
+	mc.TLS = s.cfg.TLS
+	mc.Timeout = s.cfg.ConnectTimeout
+	mc.Params = map[string]string{"time_zone": "'+00:00'"}
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil, fmt.Errorf("cdc: %s: %w", s.cfg.Addr, err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(2)
+	return db, nil
+}
+
+// inspectServer detects the flavor and reads the collation table.
+func inspectServer(ctx context.Context, db *sql.DB) (*server, error) {
+	srv := &server{collations: map[uint64]string{}}
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&srv.version); err != nil {
+		return nil, &RetryableError{Op: "connect", Err: err}
+	}
+	srv.mariaDB = strings.Contains(strings.ToLower(srv.version), "mariadb")
+	rows, err := db.QueryContext(ctx, "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL")
+	if err != nil {
+		return nil, fmt.Errorf("cdc: read collations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uint64
+		var cs string
+		if err := rows.Scan(&id, &cs); err != nil {
+			return nil, fmt.Errorf("cdc: read collations: %w", err)
+		}
+		srv.collations[id] = cs
+	}
+	return srv, rows.Err()
+}
+
+func (srv *server) flavor() string {
+	if srv.mariaDB {
+		return gomysql.MariaDBFlavor
+	}
+	return gomysql.MySQLFlavor
+}
+
+// checkKeys fails with a NoPrimaryKeyError naming every captured table without a key.
+func checkKeys(ctx context.Context, db *sql.DB, cfg *Config) error {
+	const q = `SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t
+WHERE t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
+AND NOT EXISTS (SELECT 1 FROM information_schema.STATISTICS s
+  WHERE s.TABLE_SCHEMA = t.TABLE_SCHEMA AND s.TABLE_NAME = t.TABLE_NAME AND s.INDEX_NAME = 'PRIMARY')
+ORDER BY 1, 2`
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("cdc: list tables without a primary key: %w", err)
+	}
+	defer rows.Close()
+	var missing []change.TableID
+	for rows.Next() {
+		var id change.TableID
+		if err := rows.Scan(&id.DB, &id.Table); err != nil {
+			return fmt.Errorf("cdc: list tables without a primary key: %w", err)
+		}
+		if !cfg.Tables(id.DB, id.Table) {
+			continue
+		}
+		if cfg.Keys != nil {
+			if k, ok := cfg.Keys(id.DB, id.Table); ok && len(k) > 0 {
+				continue
+			}
+		}
+		missing = append(missing, id)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cdc: list tables without a primary key: %w", err)
+	}
+	if len(missing) > 0 {
+		return &NoPrimaryKeyError{Tables: missing}
+	}
+	return nil
+}
+
+// loop connects, streams and reconnects with backoff until ctx ends or a fatal error.
+func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
+	failures := 0
+	for {
+		progressed, err := s.session(ctx, srv, st)
+		if ctx.Err() != nil {
+			return nil
+		}
+		err = classify(err, st.delivered, s.cfg.ServerID.First)
+		if !IsRetryable(err) {
+			return err
+		}
+		if progressed {
+			failures = 0
+		}
+		failures++
+		if failures > s.cfg.ConnectRetries {
+			return err
+		}
+		s.cfg.Logger.Warn("cdc: binlog connection lost, reconnecting", "error", err, "position", st.delivered.String(),
+			"attempt", failures)
+		if err := sleep(ctx, backoff(failures)); err != nil {
+			return nil
+		}
+		st.resume()
+	}
+}
+
+func backoff(attempt int) time.Duration {
+	d := 250 * time.Millisecond << min(attempt-1, 6)
+	return min(d, 10*time.Second)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// session runs one replication connection from st.delivered. progressed reports whether
+// any event arrived (a reconnect that gets events resets the failure count).
+func (s *Source) session(ctx context.Context, srv *server, st *stream) (progressed bool, err error) {
+	syncer := replication.NewBinlogSyncer(s.syncerConfig(srv))
+	defer syncer.Close()
+	streamer, err := startSync(syncer, st.delivered)
+	if err != nil {
+		return false, err
+	}
+	if s.onConnect != nil {
+		s.onConnect(syncer.LastConnectionID())
+	}
+	for {
+		ev, err := streamer.GetEvent(ctx)
+		if err != nil {
+			return progressed, err
+		}
+		progressed = true
+		if err := st.handle(ctx, ev); err != nil {
+			return progressed, err
+		}
+	}
+}
+
+func startSync(syncer *replication.BinlogSyncer, from Position) (*replication.BinlogStreamer, error) {
+	switch {
+	case len(from.MariaDB) > 0:
+		set, err := gomysql.ParseMariadbGTIDSet(from.MariaDBString())
+		if err != nil {
+			return nil, err
+		}
+		return syncer.StartSyncGTID(set)
+	case from.MySQL != "":
+		set, err := gomysql.ParseMysqlGTIDSet(from.MySQL)
+		if err != nil {
+			return nil, err
+		}
+		return syncer.StartSyncGTID(set)
+	}
+	return syncer.StartSync(gomysql.Position{Name: from.File, Pos: from.Offset})
+}
+
+func (s *Source) syncerConfig(srv *server) replication.BinlogSyncerConfig {
+	host, port, _ := net.SplitHostPort(s.cfg.Addr)
+	p, _ := strconv.ParseUint(port, 10, 16)
+	return replication.BinlogSyncerConfig{
+		ServerID:                s.cfg.ServerID.First,
+		Flavor:                  srv.flavor(),
+		Host:                    host,
+		Port:                    uint16(p),
+		User:                    s.cfg.User,
+		Password:                s.cfg.Password,
+		TLSConfig:               s.cfg.TLS,
+		ParseTime:               true,
+		TimestampStringLocation: time.UTC,
+		HeartbeatPeriod:         s.cfg.Heartbeat,
+		ReadTimeout:             2*s.cfg.Heartbeat + 10*time.Second,
+		DisableRetrySync:        true, // go-mysql would resume mid-transaction or from its own GTID set
+		DiscardGTIDSet:          true, // positions are tracked by the stream
+		EventCacheCount:         256,
+		Logger:                  s.cfg.Logger,
+		Dialer:                  (&net.Dialer{Timeout: s.cfg.ConnectTimeout}).DialContext,
+		RowsEventDecodeFunc:     s.skipUncaptured(),
+	}
+}
+
+// skipUncaptured returns a row decoder that decodes only the rows of captured tables; the
+// others keep Rows nil. It runs on go-mysql's reader goroutine, one per connection.
+func (s *Source) skipUncaptured() func(*replication.RowsEvent, []byte) error {
+	captured := map[uint64]bool{}
+	return func(e *replication.RowsEvent, data []byte) error {
+		pos, err := e.DecodeHeader(data)
+		if err != nil {
+			return err
+		}
+		ok, seen := captured[e.TableID]
+		if !seen {
+			ok = s.cfg.Tables(string(e.Table.Schema), string(e.Table.Table))
+			captured[e.TableID] = ok
+		}
+		if !ok {
+			return nil
+		}
+		return e.DecodeData(pos, data)
+	}
+}
+
+// MySQL and MariaDB error codes the stream tells apart.
+const (
+	errMasterFatalReadingBinlog = 1236 // the binlog (file or GTID) asked for is not there
+	errSlaveSameID              = 4052 // MariaDB: another replica with this server id
+	errConnectionKilled         = 1927 // MariaDB: KILL
+	errServerShutdown           = 1053
+	errQueryInterrupted         = 1317
+	errAccessDenied             = 1045
+	errSpecificAccessDenied     = 1227
+	errTooManyConnections       = 1040
+)
+
+// classify types a session error: fatal position, server-id and access problems, and
+// retryable connection problems.
+func classify(err error, at Position, serverID uint32) error {
+	if err == nil {
+		return &RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
+	}
+	if errors.As(err, new(*PositionLostError)) || errors.As(err, new(*ServerIDConflictError)) ||
+		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) {
+		return err
+	}
+	var me *gomysql.MyError
+	if errors.As(err, &me) {
+		switch me.Code {
+		case errSlaveSameID:
+			return &ServerIDConflictError{ServerID: serverID, Err: err}
+		case errMasterFatalReadingBinlog:
+			if strings.Contains(me.Message, "server_id") || strings.Contains(me.Message, "server-id") ||
+				strings.Contains(me.Message, "server_uuid") {
+				return &ServerIDConflictError{ServerID: serverID, Err: err}
+			}
+			return &PositionLostError{Position: at, Err: err}
+		case errConnectionKilled, errServerShutdown, errQueryInterrupted, errTooManyConnections:
+			return &RetryableError{Op: "read binlog", Err: err}
+		}
+		return fmt.Errorf("cdc: binlog at %s: %w", at, err)
+	}
+	return &RetryableError{Op: "read binlog at " + at.String(), Err: err}
+}

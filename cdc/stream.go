@@ -1,0 +1,392 @@
+package cdc
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
+
+	"github.com/ingestkit/ingest/change"
+)
+
+// stream turns binlog events into batches, one source transaction at a time. It is owned
+// by the goroutine running Source.Run and survives reconnects: delivered is where a new
+// connection resumes, and skip drops the changes of a half-delivered transaction that the
+// new connection replays.
+type stream struct {
+	cfg   *Config
+	cache *schemaCache
+	out   chan<- change.Batch
+	now   func() time.Time
+
+	delivered Position // after the last transaction whose End batch was sent (or skipped)
+	cur       Position // file/offset of the next event; GTIDs as of the last complete transaction
+	gtidKnown bool     // cur's GTID form covers every domain, so it can be resumed from
+
+	// The open transaction.
+	inTxn      bool
+	standalone bool // MariaDB: the transaction ends with its first statement (DDL)
+	txnGTID    GTID
+	txnMySQL   mysqlGTID
+	batch      []change.Change
+	emitted    int // changes of this transaction already sent in End=false batches
+	skip       int // changes of this transaction to drop (sent before a reconnect)
+	eventTime  uint32
+	tables     map[uint64]*Table // binlog table id → captured table; nil value: not captured
+	startAfter int64             // StartTimestamp: transactions committed before (unix s) are skipped
+
+	lastBeat time.Time // when the last batch was sent
+	sentPos  string    // the position of the last End batch sent
+}
+
+type mysqlGTID struct {
+	sid string
+	gno int64
+}
+
+func newStream(cfg *Config, cache *schemaCache, out chan<- change.Batch, from Position, gtidKnown bool) *stream {
+	return &stream{cfg: cfg, cache: cache, out: out, now: time.Now, delivered: from, cur: from,
+		gtidKnown: gtidKnown, tables: map[uint64]*Table{}}
+}
+
+// resume prepares for a new connection from s.delivered: the open transaction, if any, is
+// replayed from its start and its changes already sent are skipped.
+func (s *stream) resume() {
+	s.skip = s.emitted
+	s.emitted = 0
+	s.cur = s.delivered
+	s.inTxn = false
+	s.batch = s.batch[:0]
+	clear(s.tables)
+}
+
+// handle processes one event. It blocks while out is full.
+func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error {
+	h := ev.Header
+	if h.Timestamp != 0 {
+		s.eventTime = h.Timestamp
+	}
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		s.cur.File, s.cur.Offset = string(e.NextLogName), uint32(e.Position)
+		return nil
+	case *replication.MariadbGTIDListEvent:
+		s.gtidList(e)
+	case *replication.PreviousGTIDsEvent:
+		s.previousGTIDs(e)
+	case *replication.MariadbGTIDEvent:
+		s.begin(h)
+		g, flags := mariaDBGTID(ev)
+		s.standalone = flags&replication.BINLOG_MARIADB_FL_STANDALONE != 0
+		s.txnGTID = g
+	case *replication.GTIDEvent:
+		s.begin(h)
+		if sid, err := uuid.FromBytes(e.SID); err == nil {
+			s.txnMySQL = mysqlGTID{sid: sid.String(), gno: e.GNO}
+		}
+	case *replication.TableMapEvent:
+		if err := s.tableMap(ctx, e); err != nil {
+			return err
+		}
+	case *replication.RowsEvent:
+		if err := s.rows(ctx, h, e); err != nil {
+			return err
+		}
+	case *replication.XIDEvent:
+		s.advance(h)
+		return s.commit(ctx)
+	case *replication.QueryEvent:
+		s.advance(h)
+		return s.query(ctx, e)
+	}
+	s.advance(h)
+	if isHeartbeat(h) && !s.inTxn {
+		return s.heartbeat(ctx, false)
+	}
+	return nil
+}
+
+// mariaDBGTID reads a MariaDB GTID event from its raw bytes. The decoded
+// MariadbGTIDEvent.GTID must not be read: go-mysql's syncer keeps a pointer to it in its
+// accumulated GTID set and overwrites it with later GTIDs from its own goroutine (a data
+// race; with a GTID start it changes under the reader's feet).
+func mariaDBGTID(ev *replication.BinlogEvent) (GTID, byte) {
+	body := ev.RawData[replication.EventHeaderSize:]
+	return GTID{
+		Domain: binary.LittleEndian.Uint32(body[8:]),
+		Server: ev.Header.ServerID,
+		Seq:    binary.LittleEndian.Uint64(body),
+	}, body[12]
+}
+
+// advance moves the file offset past the event (LogPos is the end of the event; 0 on
+// artificial events).
+func (s *stream) advance(h *replication.EventHeader) {
+	if h.LogPos != 0 && !isHeartbeat(h) {
+		s.cur.Offset = h.LogPos
+	}
+}
+
+func isHeartbeat(h *replication.EventHeader) bool {
+	return h.EventType == replication.HEARTBEAT_EVENT || h.EventType == replication.HEARTBEAT_LOG_EVENT_V2
+}
+
+func (s *stream) begin(h *replication.EventHeader) {
+	s.inTxn, s.standalone = true, false
+	s.txnGTID, s.txnMySQL = GTID{}, mysqlGTID{}
+	s.advance(h)
+}
+
+// gtidList takes the GTID state at the start of a binlog file when the stream does not
+// know it yet (a start by file and offset): the last GTID of each domain.
+func (s *stream) gtidList(e *replication.MariadbGTIDListEvent) {
+	if s.gtidKnown {
+		return
+	}
+	var set []GTID
+	for _, g := range e.GTIDs {
+		cur := GTID{Domain: g.DomainID, Server: g.ServerID, Seq: g.SequenceNumber}
+		if i := gtidIndex(set, g.DomainID); i >= 0 {
+			if set[i].Seq < cur.Seq {
+				set[i] = cur
+			}
+			continue
+		}
+		set = withGTID(set, cur)
+	}
+	s.cur.MariaDB, s.gtidKnown = set, true
+	if !s.inTxn {
+		s.delivered.MariaDB = set
+	}
+}
+
+func gtidIndex(set []GTID, domain uint32) int {
+	for i, g := range set {
+		if g.Domain == domain {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *stream) previousGTIDs(e *replication.PreviousGTIDsEvent) {
+	if s.gtidKnown {
+		return
+	}
+	if set, err := NormalizeMySQLGTIDSet(e.GTIDSets); err == nil {
+		s.cur.MySQL, s.gtidKnown = set, true
+	}
+}
+
+func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) error {
+	if !s.cfg.Tables(string(tm.Schema), string(tm.Table)) {
+		s.tables[tm.TableID] = nil
+		return nil
+	}
+	t, err := s.cache.fromTableMap(ctx, tm)
+	if err != nil {
+		return s.schemaError(change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}, err)
+	}
+	s.tables[tm.TableID] = t
+	return nil
+}
+
+func (s *stream) schemaError(id change.TableID, err error) error {
+	if errors.As(err, new(*NoPrimaryKeyError)) {
+		return err
+	}
+	return &SchemaError{Table: id, Position: s.cur, Err: err}
+}
+
+// rows converts a rows event of a captured table into changes.
+func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {
+	s.advance(h)
+	t := s.tables[e.TableID]
+	if t == nil || e.Rows == nil {
+		return nil
+	}
+	op, step := change.Insert, 1
+	switch e.Type() {
+	case replication.EnumRowsEventTypeUpdate:
+		op, step = change.Update, 2
+	case replication.EnumRowsEventTypeDelete:
+		op = change.Delete
+	}
+	for i := 0; i+step <= len(e.Rows); i += step {
+		c := change.Change{Schema: t.Schema, Op: op}
+		var err error
+		switch op {
+		case change.Insert:
+			c.After, err = decodeRow(t, e.Rows[i])
+		case change.Delete:
+			c.Before, err = decodeRow(t, e.Rows[i])
+		default:
+			if c.Before, err = decodeRow(t, e.Rows[i]); err == nil {
+				c.After, err = decodeRow(t, e.Rows[i+1])
+			}
+		}
+		if err != nil {
+			return s.schemaError(t.Schema.Table, err)
+		}
+		if err := s.add(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeRow converts one row image. The image must hold every column
+// (binlog_row_image=FULL).
+func decodeRow(t *Table, image []any) (change.Row, error) {
+	if len(image) != len(t.Columns) {
+		return nil, fmt.Errorf("row has %d columns, the table %d", len(image), len(t.Columns))
+	}
+	row := make(change.Row, len(image))
+	for i := range image {
+		v, err := t.Columns[i].FromBinlog(image[i])
+		if err != nil {
+			return nil, err
+		}
+		row[i] = v
+	}
+	return row, nil
+}
+
+// add appends a change to the open transaction, sending a partial batch when full.
+func (s *stream) add(ctx context.Context, c change.Change) error {
+	if s.skip > 0 {
+		s.skip--
+		s.emitted++
+		return nil
+	}
+	if s.skipping() {
+		return nil
+	}
+	s.batch = append(s.batch, c)
+	if len(s.batch) < s.cfg.MaxBatch {
+		return nil
+	}
+	n := len(s.batch)
+	if err := s.send(ctx, change.Batch{Changes: s.batch, CommitTime: s.commitTime()}); err != nil {
+		return err
+	}
+	s.emitted += n
+	s.batch = make([]change.Change, 0, s.cfg.MaxBatch)
+	return nil
+}
+
+// skipping reports whether the open transaction is before the StartTimestamp instant.
+func (s *stream) skipping() bool {
+	return s.startAfter != 0 && int64(s.eventTime) < s.startAfter
+}
+
+func (s *stream) commitTime() time.Time { return time.Unix(int64(s.eventTime), 0).UTC() }
+
+// query handles a QueryEvent: the BEGIN and COMMIT of non-transactional tables, and DDL.
+func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
+	switch classifyQuery(string(e.Query)) {
+	case queryBegin:
+		s.inTxn = true
+		return nil
+	case queryCommit:
+		return s.commit(ctx)
+	case queryDDL:
+		if err := s.ddl(ctx, string(e.Schema), string(e.Query)); err != nil {
+			return err
+		}
+		return s.commit(ctx)
+	}
+	if !s.inTxn || s.standalone {
+		return s.commit(ctx)
+	}
+	return nil
+}
+
+// ddl refreshes the descriptions of the captured tables a DDL touched and adds a
+// SchemaChange for each whose shape changed.
+func (s *stream) ddl(ctx context.Context, db, query string) error {
+	ids, all := ddlTables(db, query)
+	if all {
+		ids = s.cache.capturedInDB(db)
+	}
+	var captured []change.TableID
+	for _, id := range ids {
+		if s.cfg.Tables(id.DB, id.Table) {
+			captured = append(captured, id)
+		}
+	}
+	if len(captured) == 0 {
+		return nil
+	}
+	changed, err := s.cache.afterDDL(ctx, captured)
+	if err != nil {
+		return s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
+	}
+	for _, t := range changed {
+		if err := s.add(ctx, change.Change{Schema: t.Schema, Op: change.SchemaChange}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit ends the open transaction: the position moves past it and, when it changed
+// captured tables, the End batch is sent.
+func (s *stream) commit(ctx context.Context) error {
+	if s.txnGTID != (GTID{}) && s.gtidKnown {
+		s.cur.MariaDB = withGTID(s.cur.MariaDB, s.txnGTID)
+	}
+	if s.txnMySQL.sid != "" && s.gtidKnown {
+		s.cur.MySQL = addMySQLGTID(s.cur.MySQL, s.txnMySQL)
+	}
+	pos := s.cur
+	if !s.gtidKnown {
+		pos.MariaDB, pos.MySQL = nil, ""
+	}
+	hadChanges := len(s.batch) > 0 || s.emitted > 0
+	s.inTxn, s.standalone, s.skip = false, false, 0
+	s.delivered = pos
+	clear(s.tables)
+	if !hadChanges {
+		return s.heartbeat(ctx, false)
+	}
+	b := change.Batch{Changes: s.batch, CommitTime: s.commitTime(), End: true, Position: []byte(pos.String())}
+	s.batch, s.emitted = nil, 0
+	return s.send(ctx, b)
+}
+
+// heartbeat sends an empty End batch with the delivered position when it is due: the
+// position moved and nothing was sent for a heartbeat interval.
+func (s *stream) heartbeat(ctx context.Context, force bool) error {
+	pos := s.delivered.String()
+	if pos == s.sentPos || (!force && s.now().Sub(s.lastBeat) < s.cfg.Heartbeat) {
+		return nil
+	}
+	return s.send(ctx, change.Batch{CommitTime: s.commitTime(), End: true, Position: []byte(pos)})
+}
+
+func (s *stream) send(ctx context.Context, b change.Batch) error {
+	select {
+	case s.out <- b:
+		s.lastBeat = s.now()
+		if b.End {
+			s.sentPos = string(b.Position)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func addMySQLGTID(set string, g mysqlGTID) string {
+	parsed, err := parseMySQLGTIDSet(set)
+	if err != nil {
+		return set
+	}
+	parsed.add(g.sid, interval{uint64(g.gno), uint64(g.gno) + 1})
+	return parsed.String()
+}
