@@ -97,6 +97,12 @@ type Config struct {
 	// key order, and whether it gives one. Nil: primary keys only.
 	Keys func(db, table string) ([]string, bool)
 
+	// StopAt, when non-zero, makes Run return nil once the stream has passed it: the End
+	// batch (a heartbeat when nothing captured changed) of the first transaction at or after
+	// StopAt is sent, then Run returns. A start already at or past StopAt returns at once.
+	// This serves --until-caught-up, with StopAt = [CurrentPosition] read at start.
+	StopAt Position
+
 	// Logger receives go-mysql's and the source's logs. Nil discards them.
 	Logger *slog.Logger
 }

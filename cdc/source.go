@@ -64,11 +64,43 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	if s.cfg.Startup == StartTimestamp && s.cfg.Position.IsZero() {
 		st.startAfter = s.cfg.StartTime.Unix()
 	}
+	if st.reached(from) {
+		return nil
+	}
 	err = s.loop(ctx, srv, st)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, errCaughtUp) {
 		return nil
 	}
 	return err
+}
+
+// CurrentPosition reads the server's current binlog position (its GTID position on MariaDB,
+// SHOW MASTER STATUS otherwise) with cfg's connection settings.
+func CurrentPosition(ctx context.Context, cfg Config) (Position, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return Position{}, err
+	}
+	db, err := s.openDB()
+	if err != nil {
+		return Position{}, err
+	}
+	defer db.Close()
+	srv, err := inspectServer(ctx, db)
+	if err != nil {
+		return Position{}, err
+	}
+	// The file form as well, so that a stream positioned by file alone can compare with it.
+	st, err := masterStatus(ctx, db)
+	if err != nil {
+		return Position{}, err
+	}
+	pos, _, err := latestPosition(ctx, db, srv)
+	if err != nil {
+		return Position{}, err
+	}
+	pos.File, pos.Offset = st.File, st.Offset
+	return pos, nil
 }
 
 // server is what Run learns of the server on connect.
@@ -167,6 +199,9 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 		progressed, err := s.session(ctx, srv, st)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(err, errCaughtUp) {
+			return err
 		}
 		err = classify(err, st.delivered, s.cfg.ServerID.First)
 		if !IsRetryable(err) {

@@ -351,12 +351,34 @@ func (s *stream) commit(ctx context.Context) error {
 	s.inTxn, s.standalone, s.skip = false, false, 0
 	s.delivered = pos
 	clear(s.tables)
+	done := s.reached(pos)
 	if !hadChanges {
-		return s.heartbeat(ctx, false)
+		if err := s.heartbeat(ctx, done); err != nil {
+			return err
+		}
+	} else {
+		b := change.Batch{Changes: s.batch, CommitTime: s.commitTime(), End: true, Position: []byte(pos.String())}
+		s.batch, s.emitted = nil, 0
+		if err := s.send(ctx, b); err != nil {
+			return err
+		}
 	}
-	b := change.Batch{Changes: s.batch, CommitTime: s.commitTime(), End: true, Position: []byte(pos.String())}
-	s.batch, s.emitted = nil, 0
-	return s.send(ctx, b)
+	if done {
+		return errCaughtUp
+	}
+	return nil
+}
+
+// errCaughtUp ends a stream that has reached Config.StopAt.
+var errCaughtUp = errors.New("cdc: caught up")
+
+// reached reports whether pos is at or past Config.StopAt.
+func (s *stream) reached(pos Position) bool {
+	if s.cfg.StopAt.IsZero() {
+		return false
+	}
+	c, ok := pos.Compare(s.cfg.StopAt)
+	return ok && c >= 0
 }
 
 // heartbeat sends an empty End batch with the delivered position when it is due: the
