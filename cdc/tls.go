@@ -1,0 +1,103 @@
+package cdc
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// JDBC property names understood by TLSFromJDBC (MySQL Connector/J and MariaDB Connector/J
+// spellings). The rest of jdbc.properties.* has no meaning for this source.
+var jdbcTLSKeys = map[string]bool{
+	"useSSL": true, "requireSSL": true, "verifyServerCertificate": true, "sslMode": true,
+	"trustCertificateKeyStoreUrl": true, "serverSslCert": true,
+	"trustCertificateKeyStorePassword": true, "trustCertificateKeyStoreType": true, // PEM needs neither
+	"clientCertificateKeyStoreUrl": false, // JKS/PKCS12 client stores are not read; see the error
+}
+
+// TLSFromJDBC derives the TLS settings of the MySQL connection from jdbc.properties.* (keys
+// without the prefix): sslMode DISABLED | PREFERRED | REQUIRED | VERIFY_CA |
+// VERIFY_IDENTITY (or the older useSSL / requireSSL / verifyServerCertificate), and the CA
+// as a PEM file in trustCertificateKeyStoreUrl (file: URL or path) or serverSslCert. It
+// returns nil when TLS is off. PREFERRED is treated as REQUIRED without verification, since
+// a silent fallback to plain text is never what a CDC pipeline wants. Unknown properties are
+// returned in ignored, sorted, for a warning.
+func TLSFromJDBC(props map[string]string, host string) (cfg *tls.Config, ignored []string, err error) {
+	for k := range props {
+		if ok, known := jdbcTLSKeys[k]; !known {
+			ignored = append(ignored, k)
+		} else if !ok {
+			return nil, nil, fmt.Errorf("source: jdbc.properties.%s: key stores are not read; give the client certificate as PEM through the connection's TLS files instead", k)
+		}
+	}
+	sort.Strings(ignored)
+	mode, err := sslMode(props)
+	if err != nil || mode == "DISABLED" {
+		return nil, ignored, err
+	}
+	cfg = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	if ca := caFile(props); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, ignored, fmt.Errorf("source: jdbc.properties: read CA %s: %w", ca, err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, ignored, fmt.Errorf("source: jdbc.properties: %s holds no PEM certificate", ca)
+		}
+	}
+	switch mode {
+	case "REQUIRED", "PREFERRED":
+		cfg.InsecureSkipVerify = true
+	case "VERIFY_CA":
+		verifyChainOnly(cfg)
+	}
+	return cfg, ignored, nil
+}
+
+func sslMode(props map[string]string) (string, error) {
+	if m, ok := props["sslMode"]; ok {
+		m = strings.ToUpper(strings.TrimSpace(m))
+		switch m {
+		case "DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY":
+			return m, nil
+		}
+		return "", fmt.Errorf("source: jdbc.properties.sslMode: invalid value %q; valid values are DISABLED, PREFERRED, REQUIRED, VERIFY_CA and VERIFY_IDENTITY", m)
+	}
+	on := strings.EqualFold(props["useSSL"], "true") || strings.EqualFold(props["requireSSL"], "true")
+	switch {
+	case !on:
+		return "DISABLED", nil
+	case strings.EqualFold(props["verifyServerCertificate"], "false"):
+		return "REQUIRED", nil
+	}
+	return "VERIFY_IDENTITY", nil
+}
+
+func caFile(props map[string]string) string {
+	if v := props["serverSslCert"]; v != "" {
+		return strings.TrimPrefix(v, "file:")
+	}
+	return strings.TrimPrefix(props["trustCertificateKeyStoreUrl"], "file:")
+}
+
+// verifyChainOnly checks the server's chain against the roots but not its host name.
+func verifyChainOnly(cfg *tls.Config) {
+	roots := cfg.RootCAs
+	cfg.InsecureSkipVerify = true
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("cdc: the server sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
+}
