@@ -208,3 +208,26 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Peek reads a state directory without taking its lock (for `ingest plan`, which may run
+// beside `apply`). It returns nil for what is not there.
+func Peek(dir string) (*Identity, *Checkpoint, error) {
+	var id Identity
+	var cp Checkpoint
+	idErr := readJSON(filepath.Join(dir, identityFile), &id)
+	cpErr := readJSON(filepath.Join(dir, checkpointFile), &cp)
+	for _, err := range []error{idErr, cpErr} {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+	}
+	var idp *Identity
+	var cpp *Checkpoint
+	if idErr == nil {
+		idp = &id
+	}
+	if cpErr == nil {
+		cpp = &cp
+	}
+	return idp, cpp, nil
+}

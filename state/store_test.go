@@ -122,3 +122,22 @@ func TestDamagedCheckpointIsAnError(t *testing.T) {
 		t.Fatalf("Load of a damaged file: %v", err)
 	}
 }
+
+func TestPeekReadsWithoutTheLock(t *testing.T) {
+	dir := t.TempDir()
+	if id, cp, err := Peek(dir); err != nil || id != nil || cp != nil {
+		t.Fatalf("Peek of an empty dir = %v, %v, %v", id, cp, err)
+	}
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Save(Checkpoint{Position: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	id, cp, err := Peek(dir)
+	if err != nil || *id != testID || cp.Position != "p1" {
+		t.Fatalf("Peek while locked = %v, %v, %v", id, cp, err)
+	}
+}

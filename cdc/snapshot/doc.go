@@ -1,0 +1,75 @@
+// Package snapshot reads the initial snapshot of the captured tables: lock-free, in chunks of
+// primary-key ranges read in parallel, resumable chunk by chunk, with a consistent hand-off to
+// the binlog stream. It is the DBLog / Flink CDC watermark algorithm
+// (../../../shared/ARCHITECTURE.md, "Initial snapshot").
+//
+// The parts, each in a file named for its role:
+//
+//   - plan.go: splits a table into key ranges of about Config.ChunkSize rows: evenly by MIN/MAX
+//     for a dense single integer key, otherwise by walking the key with
+//     "WHERE key > ? ORDER BY key LIMIT 1 OFFSET size-1".
+//   - chunk.go: a [Chunk] (an exclusive lower and an inclusive upper [Bound]) and the SQL of its
+//     range; composite keys are expanded to "a > ? OR (a = ? AND b > ?)" so that MariaDB uses a
+//     range scan (its optimizer scans the whole index for a row constructor).
+//   - key.go: the chunk key's columns, how their values are ordered in Go and sent as
+//     parameters. Only keys whose order Go reproduces exactly are accepted (integers, DECIMAL,
+//     temporal types, binary strings and text with a binary collation).
+//   - table.go: a table's description ([Table], by default from cdc.DescribeTable through
+//     [DescribeCDC]), chunk key, row estimate and discovery.
+//   - reader.go: reads one chunk with a single autocommit SELECT over the text protocol, into
+//     sql.RawBytes converted by each column's [Decoder] (cdc's FromText). A chunk planned too
+//     big (an even split over a skewed key) is cut at 2×ChunkSize rows and read on in pieces.
+//   - watermark.go: the low and high binlog positions around each SELECT and the merge of the
+//     binlog events between them into the chunk's rows, so the chunk holds the state at high.
+//   - handoff.go: [Handoff], the filter the runner applies to the binlog stream started at
+//     [Handoff.Start]: it drops an event on a key whose chunk already reflects it.
+//   - progress.go: [Progress], the JSON-serialisable record of finished chunks a restart resumes
+//     from.
+//   - config.go: [Config], its defaults and the connection settings.
+//   - snapshot.go: [Snapshot]: Begin, Run (planner, readers and emitter), ProgressAt.
+//
+// # Consistency
+//
+// For each chunk the reader takes the low watermark, SELECTs the chunk, takes the high
+// watermark, reads the binlog from low to high and applies the events on the table whose chunk
+// key lies in the chunk's range (insert and update upsert the after image, delete removes the
+// row; an update that moves a row out of the range removes it). The chunk then holds the rows
+// as they were at high, and is emitted. On MariaDB the low watermark comes from
+// START TRANSACTION WITH CONSISTENT SNAPSHOT (Binlog_snapshot_file/position), which is
+// consistent with the engine's commits; SHOW MASTER STATUS alone could name a point that
+// includes a transaction written to the binlog but not yet visible to the SELECT.
+//
+// After the snapshot, the binlog stream starts at the smallest low watermark, and the
+// [Handoff] drops an event on key k when its transaction ends at or before the high watermark
+// of the chunk whose range holds k: the chunk already carried its effect. Each key belongs to
+// exactly one chunk, so per key the records are: the chunk's row at its high watermark, then
+// the binlog events after it. No value goes backwards and nothing is lost.
+//
+// The guarantee needs the chunk key to be the record key (the default) or a column that is
+// never updated; with a chunk key-column that rows change, a row can move between chunks and
+// the result is at-least-once, as Flink CDC documents for scan.incremental.snapshot.chunk.key-column.
+//
+// # Output and progress
+//
+// Run sends every chunk as one source transaction: batches of at most Config.FetchSize
+// inserts, the last with End set and Position holding a progress token (see [IsToken]), not a
+// binlog position. Once every batch up to and including a token's batch is acknowledged, the
+// runner stores [Snapshot.ProgressAt] of that token; a restart passes it as Config.Resume and
+// reads only the key ranges not covered by finished chunks. Before the first Run the runner
+// stores [Snapshot.Begin]'s progress.
+//
+// A chunk emitted but not stored before a crash is read again at a later state, which keeps
+// values moving forward; but a key it carried may have been deleted (or moved to another key)
+// since, and the new read would simply not contain it. So a resumed run reads, for each
+// chunk, the binlog from [Progress].Since (a point before the high watermark of any chunk
+// that can have been emitted unstored) and sends a tombstone (a Delete change) for each key
+// of the chunk that left it and is not in it at the new high watermark. This costs one binlog
+// read from Since per chunk of a resumed run only.
+//
+// # Concurrency
+//
+// Run owns every goroutine it starts (a planner, Config.Parallelism readers, each with its own
+// connection, and one emitter, in an errgroup with bounded channels between them) and returns
+// only after they have stopped. ProgressAt may be called from any goroutine while Run runs.
+// A [Handoff] is immutable and safe for concurrent use.
+package snapshot

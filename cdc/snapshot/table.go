@@ -1,0 +1,226 @@
+package snapshot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/change"
+)
+
+// Decoder turns one column's values into change.Values; *cdc.Column implements it. FromText
+// converts the text a SELECT returns (with time_zone '+00:00' and character_set_results NULL)
+// and FromBinlog a value of go-mysql's row decoder (ParseTime, TimestampStringLocation UTC,
+// UseDecimal off). Both must give identical Values for the same row state. The Value may
+// alias b.
+type Decoder interface {
+	FromText(b []byte) (change.Value, error)
+	FromBinlog(v any) (change.Value, error)
+}
+
+// Table is what the snapshot needs of a table: its schema (columns in table order and the
+// record key) and a decoder per column.
+type Table struct {
+	Schema  *change.Schema
+	Columns []Decoder
+}
+
+// FromCDC adapts a description built by package cdc.
+func FromCDC(t *cdc.Table) *Table {
+	cols := make([]Decoder, len(t.Columns))
+	for i := range t.Columns {
+		cols[i] = &t.Columns[i]
+	}
+	return &Table{Schema: t.Schema, Columns: cols}
+}
+
+// DescribeOptions are the table-shaping settings a describer applies: package cdc's, so
+// that the snapshot and the binlog stream describe a table alike.
+type DescribeOptions = cdc.DescribeOptions
+
+// DescribeFunc describes a table as it is now, from information_schema. It returns nil, nil
+// when the table does not exist.
+type DescribeFunc func(ctx context.Context, db *sql.DB, id change.TableID, opts DescribeOptions) (*Table, error)
+
+// DescribeCDC is the default DescribeFunc: package cdc's [cdc.DescribeTable], whose column
+// decoders give the binlog stream's values for the text a SELECT returns.
+func DescribeCDC(ctx context.Context, db *sql.DB, id change.TableID, opts DescribeOptions) (*Table, error) {
+	t, err := cdc.DescribeTable(ctx, db, id, opts)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return FromCDC(t), nil
+}
+
+// table is a table being snapshotted: its description, chunk key and row estimate.
+type table struct {
+	id        change.TableID
+	desc      *Table
+	key       chunkKey
+	estimate  int64
+	selectSQL string // "SELECT `a`,`b` FROM `db`.`t`"
+	orderSQL  string // " ORDER BY `k1`,`k2`"
+}
+
+// name returns the table's quoted name.
+func (t *table) name() string { return quoteName(t.id) }
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+func quoteName(id change.TableID) string { return quoteIdent(id.DB) + "." + quoteIdent(id.Table) }
+
+// loadTable describes a table and resolves its chunk key: the configured key column(s) first,
+// then the record key.
+func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) (*table, error) {
+	desc, err := cfg.Describe(ctx, db, id, DescribeOptions{TinyInt1AsNumber: cfg.TinyInt1AsNumber, Keys: cfg.Keys})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: describe: %w", id, err)
+	}
+	if desc == nil {
+		return nil, fmt.Errorf("table %s does not exist", id)
+	}
+	if desc.Schema == nil || len(desc.Schema.Key) == 0 {
+		return nil, fmt.Errorf("table %s has no primary key: give it one with transform primary-keys (and, for chunking, scan.incremental.snapshot.chunk.key-column)", id)
+	}
+	if len(desc.Columns) != len(desc.Schema.Columns) {
+		return nil, fmt.Errorf("table %s: %d decoders for %d columns", id, len(desc.Columns), len(desc.Schema.Columns))
+	}
+	names := chunkKeyNames(cfg, id, desc.Schema)
+	facts, err := keyFacts(ctx, db, id, names)
+	if err != nil {
+		return nil, err
+	}
+	key, err := buildChunkKey(desc.Schema, facts)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", id, err)
+	}
+	t := &table{id: id, desc: desc, key: key}
+	t.estimate, err = rowEstimate(ctx, db, id)
+	if err != nil {
+		return nil, err
+	}
+	t.selectSQL, t.orderSQL = selectSQL(t), orderSQL(key)
+	return t, nil
+}
+
+func chunkKeyNames(cfg *Config, id change.TableID, s *change.Schema) []string {
+	if cfg.ChunkKey != nil {
+		if names := cfg.ChunkKey(id); len(names) > 0 {
+			return names
+		}
+	}
+	names := make([]string, len(s.Key))
+	for i, k := range s.Key {
+		names[i] = s.Columns[k].Name
+	}
+	return names
+}
+
+func buildChunkKey(s *change.Schema, facts []columnFacts) (chunkKey, error) {
+	key := make(chunkKey, len(facts))
+	for i, f := range facts {
+		index := -1
+		for j, c := range s.Columns {
+			if strings.EqualFold(c.Name, f.Name) {
+				index = j
+			}
+		}
+		if index < 0 {
+			return nil, fmt.Errorf("chunk key column %s is not a column of the description", f.Name)
+		}
+		kc, err := newKeyColumn(f, index)
+		if err != nil {
+			return nil, err
+		}
+		key[i] = kc
+	}
+	return key, nil
+}
+
+const keyFactsQuery = `SELECT COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IFNULL(COLLATION_NAME, ''), IS_NULLABLE = 'YES'
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?`
+
+// keyFacts reads the information_schema facts of the named columns, in that order.
+func keyFacts(ctx context.Context, db *sql.DB, id change.TableID, names []string) ([]columnFacts, error) {
+	out := make([]columnFacts, len(names))
+	for i, name := range names {
+		f := &out[i]
+		err := db.QueryRowContext(ctx, keyFactsQuery, id.DB, id.Table, name).
+			Scan(&f.Name, &f.DataType, &f.ColumnType, &f.Collation, &f.Nullable)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("table %s: chunk key column %q does not exist", id, name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("table %s: read facts of key column %s: %w", id, name, err)
+		}
+	}
+	return out, nil
+}
+
+// rowEstimate returns information_schema.TABLES.TABLE_ROWS (InnoDB's estimate; 0 when unknown).
+func rowEstimate(ctx context.Context, db *sql.DB, id change.TableID) (int64, error) {
+	var n sql.NullInt64
+	err := db.QueryRowContext(ctx, `SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+		id.DB, id.Table).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("table %s does not exist", id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("table %s: read row estimate: %w", id, err)
+	}
+	return n.Int64, nil
+}
+
+// discoverTables lists the base tables match accepts, outside the system schemas.
+func discoverTables(ctx context.Context, db *sql.DB, match func(db, table string) bool) ([]change.TableID, error) {
+	rows, err := db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES
+WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ('information_schema', 'mysql', 'performance_schema', 'sys')
+ORDER BY TABLE_SCHEMA, TABLE_NAME`)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	defer rows.Close()
+	var ids []change.TableID
+	for rows.Next() {
+		var id change.TableID
+		if err := rows.Scan(&id.DB, &id.Table); err != nil {
+			return nil, fmt.Errorf("list tables: %w", err)
+		}
+		if match(id.DB, id.Table) {
+			ids = append(ids, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	return ids, nil
+}
+
+func selectSQL(t *table) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, c := range t.desc.Schema.Columns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(quoteIdent(c.Name))
+	}
+	b.WriteString(" FROM ")
+	b.WriteString(t.name())
+	return b.String()
+}
+
+func orderSQL(k chunkKey) string {
+	var b strings.Builder
+	b.WriteString(" ORDER BY ")
+	for i, kc := range k {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(quoteIdent(kc.name))
+	}
+	return b.String()
+}
