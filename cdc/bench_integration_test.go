@@ -120,7 +120,7 @@ func TestBigTransactionMemory(t *testing.T) {
 	var peak uint64
 	n, batches, began := 0, 0, time.Now()
 	for n < rows {
-		b := r.next(t, time.Minute)
+		b := r.nextChanges(t, time.Minute)
 		n += len(b.Changes)
 		if batches++; batches%50 == 0 {
 			runtime.ReadMemStats(&ms)

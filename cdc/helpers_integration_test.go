@@ -85,6 +85,17 @@ func (r *running) next(t *testing.T, timeout time.Duration) change.Batch {
 	return change.Batch{}
 }
 
+// nextChanges returns the next batch that holds changes, passing over heartbeats (empty End
+// batches), which other tests' writes to the shared server can cause at any time.
+func (r *running) nextChanges(t *testing.T, timeout time.Duration) change.Batch {
+	t.Helper()
+	for {
+		if b := r.next(t, timeout); len(b.Changes) > 0 {
+			return b
+		}
+	}
+}
+
 // changesUntil collects changes until pred holds for one of them (then up to its End batch).
 func (r *running) changesUntil(t *testing.T, pred func(change.Change) bool) ([]change.Change, change.Batch) {
 	t.Helper()

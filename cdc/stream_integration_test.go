@@ -49,7 +49,7 @@ func TestTransactionBatches(t *testing.T) {
 	var sizes []int
 	var keys []string
 	for {
-		b := r.next(t, 10*time.Second)
+		b := r.nextChanges(t, 10*time.Second)
 		sizes = append(sizes, len(b.Changes))
 		keys = append(keys, keysOf(b.Changes)...)
 		if b.End {
