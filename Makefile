@@ -9,12 +9,16 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # The integration tests read the service addresses that scripts/services prints.
 SERVICE_ENV = eval "$$(scripts/services env)"
 
-.PHONY: all build test unit integration vet services services-down services-status fuzz clean
+.PHONY: all build demo test unit integration vet services services-down services-status fuzz clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/ingest ./cmd/ingest
+
+## demo: the quickstart from a fresh clone (services, demo data, snapshot, changes, tail).
+demo: build
+	scripts/demo
 
 ## test: start MariaDB and Kafka, vet, then unit and integration tests with the race detector.
 test: services vet

@@ -299,7 +299,7 @@ func (s *Source) syncerConfig(srv *server) replication.BinlogSyncerConfig {
 		DisableRetrySync:        true, // go-mysql would resume mid-transaction or from its own GTID set
 		DiscardGTIDSet:          true, // positions are tracked by the stream
 		EventCacheCount:         256,
-		Logger:                  s.cfg.Logger,
+		Logger:                  libraryLogger(s.cfg.Logger),
 		Dialer:                  (&net.Dialer{Timeout: s.cfg.ConnectTimeout}).DialContext,
 		RowsEventDecodeFunc:     s.skipUncaptured(),
 	}

@@ -33,6 +33,17 @@ type app struct {
 	untilCaughtUp bool
 	metricsAddr   string
 	output        string
+	offline       bool
+	tail          tailFlags
+}
+
+// tailFlags are the flags of `ingest tail`.
+type tailFlags struct {
+	bootstrap       string
+	pipeline        string
+	follow          bool
+	materialize     bool
+	readUncommitted bool
 }
 
 // exitError carries the exit code of a failed command.
@@ -97,7 +108,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.varsFile, "vars", "", "`FILE` with a YAML map of variable names to values; wins over INGEST_VAR_*")
 	pf.StringVar(&a.logFormat, "log-format", "text", "`FORMAT` of the logs on stderr: text or json")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.versionCommand())
+	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.tailCommand(), a.versionCommand())
 	return root
 }
 
@@ -140,6 +151,8 @@ func (a *app) planCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&a.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&a.offline, "offline", false, "print the resolved pipeline only; do not connect to MySQL or Kafka")
+	cmd.Flags().StringVar(&a.stateDir, "state", "", "`DIR` of the pipeline's state (for the start position)")
 	return cmd
 }
 
@@ -161,6 +174,27 @@ func (a *app) applyCommand() *cobra.Command {
 	f.StringVar(&a.stateDir, "state", "", "`DIR` that holds the pipeline's position and lock")
 	f.BoolVar(&a.untilCaughtUp, "until-caught-up", false, "run the snapshot if one is due and the binlog up to the position of the start, then exit 0")
 	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve metrics on `HOST:PORT`")
+	return cmd
+}
+
+func (a *app) tailCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tail TOPIC...",
+		Short: "Print what landed in topics: partition, offset, headers, key and value (or tombstone)",
+		Long: "Print the records of the topics from their start to their current end (or, with --follow, until\n" +
+			"interrupted). --materialize prints only the last value of each key, as a compacted topic keeps it.\n" +
+			"The cluster is --bootstrap, or the sink of --pipeline (with its security settings).",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runTail(cmd.Context(), args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&a.tail.bootstrap, "bootstrap", "", "`HOST:PORT` of a broker")
+	f.StringVar(&a.tail.pipeline, "pipeline", "", "take the cluster and its security settings from the sink of `PIPELINE.yaml`")
+	f.BoolVarP(&a.tail.follow, "follow", "f", false, "keep printing new records until interrupted")
+	f.BoolVar(&a.tail.materialize, "materialize", false, "print the last value per key only (tombstoned keys left out)")
+	f.BoolVar(&a.tail.readUncommitted, "read-uncommitted", false, "also show records of open and aborted transactions")
 	return cmd
 }
 

@@ -2,13 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/runner"
 	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/tail"
+	"github.com/ingestkit/ingest/upsert"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // resolver builds the placeholder providers from the flags and the
@@ -93,27 +99,38 @@ func (a *app) plan(ctx context.Context, path string) error {
 		return err
 	}
 	p := pipeline.NewPlan(def)
-	if err := planOnline(ctx, def, p); err != nil {
-		return failure(err)
+	var rep *runner.Report
+	if !a.offline {
+		if rep, err = runner.Plan(ctx, def, runner.Options{StateDir: a.stateDir}); err != nil {
+			return failure(fmt.Errorf("plan: %w", err))
+		}
 	}
-	if a.output == "json" {
-		err = p.WriteJSON(a.stdout)
-	} else {
-		err = p.WriteText(a.stdout)
-	}
-	if err != nil {
+	if err := writePlan(a.stdout, a.output, p, rep); err != nil {
 		return failure(fmt.Errorf("plan: %w", err))
 	}
 	return nil
 }
 
-// planOnline is the online part of plan: connect to the source and the
-// broker and add to p the matched tables with their keys and topics, the
-// start position, the topics to create and the problems found. It is not
-// built yet, so plan is offline; the runner's packages will fill it in.
-func planOnline(ctx context.Context, def *pipeline.Definition, p *pipeline.Plan) error {
-	_, _, _ = ctx, def, p
-	return nil
+// writePlan writes the resolved pipeline and, when there is one, the online report.
+func writePlan(w io.Writer, format string, p *pipeline.Plan, rep *runner.Report) error {
+	if format == "json" {
+		if rep == nil {
+			return p.WriteJSON(w)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Pipeline *pipeline.Plan `json:"pipeline"`
+			Online   *runner.Report `json:"online"`
+		}{p, rep})
+	}
+	if err := p.WriteText(w); err != nil || rep == nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return rep.WriteText(w)
 }
 
 func (a *app) apply(ctx context.Context, path string) error {
@@ -123,7 +140,14 @@ func (a *app) apply(ctx context.Context, path string) error {
 	}
 	a.log.Info("pipeline loaded", "file", path, "pipeline", masked(def, "pipeline.name", def.Pipeline.Name),
 		"state", a.stateDir, "until_caught_up", a.untilCaughtUp)
-	return failure(errors.New("apply: the runner is not built yet in this version"))
+	err = runner.Run(ctx, def, runner.Options{
+		StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Logger: a.log,
+	})
+	if err != nil {
+		return failure(err)
+	}
+	a.log.Info("stopped; position stored", "pipeline", masked(def, "pipeline.name", def.Pipeline.Name))
+	return nil
 }
 
 // masked returns value, or the mask when the option at path is secret.
@@ -152,4 +176,34 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func (a *app) runTail(ctx context.Context, topics []string) error {
+	var opts []kgo.Opt
+	switch {
+	case a.tail.pipeline != "":
+		def, err := a.load(ctx, a.tail.pipeline)
+		if err != nil {
+			return err
+		}
+		props := make(map[string]string, len(def.Sink.Properties))
+		for k, v := range def.Sink.Properties {
+			props[k] = v.Reveal()
+		}
+		p, err := upsert.ParseProperties(props)
+		if err != nil {
+			return invalid(err)
+		}
+		opts = p.ClientOpts()
+	case a.tail.bootstrap != "":
+		opts = []kgo.Opt{kgo.SeedBrokers(strings.Split(a.tail.bootstrap, ",")...)}
+	default:
+		return invalid(errors.New("tail: give --bootstrap HOST:PORT or --pipeline FILE"))
+	}
+	err := tail.Run(ctx, tail.Config{Topics: topics, ClientOpts: opts, Follow: a.tail.follow,
+		Materialize: a.tail.materialize, ReadUncommitted: a.tail.readUncommitted}, a.stdout)
+	if err != nil {
+		return failure(err)
+	}
+	return nil
 }

@@ -76,10 +76,10 @@ func TestSecretNeverPrinted(t *testing.T) {
 		code int
 	}{
 		{"validate", []string{"validate", good}, exitOK},
-		{"plan text", []string{"plan", good}, exitOK},
-		{"plan json", []string{"plan", good, "--output", "json"}, exitOK},
-		{"plan json log json", []string{"plan", good, "-o", "json", "--log-format", "json"}, exitOK},
-		{"secrets file", []string{"plan", good, "--secrets", secretsFile}, exitOK},
+		{"plan text", []string{"plan", good, "--offline"}, exitOK},
+		{"plan json", []string{"plan", good, "--offline", "--output", "json"}, exitOK},
+		{"plan json log json", []string{"plan", good, "--offline", "-o", "json", "--log-format", "json"}, exitOK},
+		{"secrets file", []string{"plan", good, "--offline", "--secrets", secretsFile}, exitOK},
 		{"apply", []string{"apply", good}, exitFailure},
 		{"apply json logs", []string{"apply", good, "--log-format", "json"}, exitFailure},
 	}
@@ -108,7 +108,7 @@ func TestSecretNeverPrinted(t *testing.T) {
 
 func TestPlanMasks(t *testing.T) {
 	good := writeFile(t, "pipeline.yaml", goodPipeline, 0o644)
-	code, stdout, stderr := runCLI(t, "plan", good, "-o", "json")
+	code, stdout, stderr := runCLI(t, "plan", good, "--offline", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -162,8 +162,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad --metrics-addr", []string{"apply", good, "--metrics-addr", "9090"}, exitInvalid, "", "want HOST:PORT"},
 		{"open secrets file", []string{"validate", good, "--secrets", openSecrets}, exitInvalid, "", "chmod 600"},
 		{"--var wins", []string{"validate", good, "--var", "mysql.host=db"}, exitOK, "ok: ", ""},
-		{"apply not built", []string{"apply", good, "--until-caught-up", "--state", t.TempDir()}, exitFailure, "",
-			"apply: the runner is not built yet in this version"},
+		{"apply runtime failure", []string{"apply", good, "--until-caught-up", "--state", t.TempDir()}, exitFailure, "",
+			"security.protocol is PLAINTEXT"},
 		{"version", []string{"version"}, exitOK, "ingest dev\ngo: go", ""},
 		{"help", []string{"--help"}, exitOK, "Usage:", ""},
 	}

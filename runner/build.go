@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"crypto/tls"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/route"
+	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/upsert"
+)
+
+// routing is what the route package makes of a definition.
+type routing struct {
+	filter *route.Filter
+	table  *route.Table
+	keys   *route.KeyOverrides
+}
+
+func newRouting(def *pipeline.Definition) (*routing, error) {
+	filter, err := route.NewFilter(def.Source.Tables, def.Source.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]route.Rule, len(def.Routes))
+	for i, r := range def.Routes {
+		rules[i] = route.Rule{SourceTable: r.SourceTable, SinkTable: r.SinkTable, ReplaceSymbol: r.ReplaceSymbol, Description: r.Description}
+	}
+	table, err := route.NewTable(rules, def.Pipeline.RouteMode, def.Sink.Topic)
+	if err != nil {
+		return nil, err
+	}
+	transforms := make([]route.Transform, len(def.Transforms))
+	for i, t := range def.Transforms {
+		transforms[i] = route.Transform{SourceTable: t.SourceTable, PrimaryKeys: t.PrimaryKeys}
+	}
+	keys, err := route.NewKeyOverrides(transforms)
+	if err != nil {
+		return nil, err
+	}
+	return &routing{filter: filter, table: table, keys: keys}, nil
+}
+
+// topics returns the topics of a table.
+func (r *routing) topics(id change.TableID) []string { return r.table.Topics(id.DB, id.Table) }
+
+// sourceAddr is the source's host:port.
+func sourceAddr(def *pipeline.Definition) string {
+	return net.JoinHostPort(def.Source.Hostname, strconv.Itoa(def.Source.Port))
+}
+
+// serverIDs returns server-id, or, when the pipeline does not set it, a range derived from
+// the pipeline name: stable across restarts (a restarted pipeline replaces its own old
+// connection rather than another replica's) and unlikely to meet a real replica's id.
+func serverIDs(def *pipeline.Definition) cdc.ServerIDRange {
+	if r := def.Source.ServerID; !r.IsZero() {
+		return cdc.ServerIDRange{First: r.Start, Last: r.End}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(def.Pipeline.Name))
+	first := 5400 + h.Sum32()%(1<<24)
+	n := uint32(max(def.Pipeline.Parallelism, 1))
+	return cdc.ServerIDRange{First: first, Last: first + n}
+}
+
+// sourceConfig maps the source block onto cdc.Config (without a start position).
+func sourceConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (cdc.Config, error) {
+	s := def.Source
+	cfg := cdc.Config{
+		Addr: sourceAddr(def), User: s.Username, Password: s.Password.Reveal(),
+		ServerID: serverIDs(def), Heartbeat: s.HeartbeatInterval,
+		ConnectTimeout: s.ConnectTimeout, ConnectRetries: s.ConnectMaxRetries,
+		TinyInt1AsNumber: !s.TreatTinyInt1AsBoolean,
+		Tables:           r.filter.Match, Keys: r.keys.PrimaryKeys,
+		Logger: log,
+	}
+	tlsCfg, err := sourceTLS(s.JDBCProperties, s.Hostname, log)
+	if err != nil {
+		return cdc.Config{}, err
+	}
+	cfg.TLS = tlsCfg
+	switch s.StartupMode {
+	case pipeline.StartupEarliestOffset:
+		cfg.Startup = cdc.StartEarliest
+	case pipeline.StartupSpecificOffset:
+		cfg.Startup = cdc.StartSpecific
+		pos, err := specificOffset(s)
+		if err != nil {
+			return cdc.Config{}, err
+		}
+		cfg.StartPosition = pos
+	case pipeline.StartupTimestamp:
+		cfg.Startup = cdc.StartTimestamp
+		cfg.StartTime = time.UnixMilli(s.StartupTimestampMillis)
+	default:
+		cfg.Startup = cdc.StartLatest
+	}
+	return cfg, nil
+}
+
+func specificOffset(s pipeline.Source) (cdc.Position, error) {
+	if s.SpecificOffsetGTIDSet != "" {
+		pos, err := cdc.ParsePosition(s.SpecificOffsetGTIDSet)
+		if err != nil {
+			return cdc.Position{}, fmt.Errorf("source: scan.startup.specific-offset.gtid-set: %w", err)
+		}
+		return pos, nil
+	}
+	return cdc.Position{File: s.SpecificOffsetFile, Offset: uint32(s.SpecificOffsetPos)}, nil
+}
+
+// sinkConfig maps the sink block onto upsert.Config (without the Acked callback).
+func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.Config, error) {
+	s := def.Sink
+	props := make(map[string]string, len(s.Properties))
+	for k, v := range s.Properties {
+		props[k] = v.Reveal()
+	}
+	p, err := upsert.ParseProperties(props)
+	if err != nil {
+		return upsert.Config{}, err
+	}
+	g, err := upsert.ParseGuarantee(s.DeliveryGuarantee.String())
+	if err != nil {
+		return upsert.Config{}, err
+	}
+	headers := make([]upsert.Header, len(s.CustomHeaders))
+	for i, h := range s.CustomHeaders {
+		headers[i] = upsert.Header{Key: h.Key, Value: h.Value}
+	}
+	cfg := upsert.Config{
+		Pipeline: def.Pipeline.Name, Properties: p, Guarantee: g,
+		TransactionalID: s.TransactionalIDPrefix + def.Pipeline.Name,
+		Topics:          r.topics,
+		Encode: upsert.EncodeOptions{
+			JSONAsObject: s.JSON.JSONColumnAs == pipeline.JSONColumnAsObject, DecimalAsString: s.JSON.DecimalAs == pipeline.DecimalAsString,
+			TableHeaders: s.AddTableIDToHeader, CustomHeaders: headers,
+		},
+		BufferMaxRows: s.BufferFlushMaxRows, BufferInterval: s.BufferFlushInterval,
+		AutoCreate: s.TopicAutoCreate, Partitions: int32(s.TopicPartitions), ReplicationFactor: int16(s.TopicReplicationFactor),
+		TransactionInterval: s.TransactionInterval, TransactionMaxBytes: s.TransactionMaxBytes,
+		SkipOversized: s.SkipOversizedRecords, Logger: log,
+	}
+	if s.JSON.TimestampFormat == pipeline.TimestampISO8601 {
+		cfg.Encode.Timestamps = upsert.TimestampISO8601
+	}
+	return cfg, nil
+}
+
+// sourceTLS maps jdbc.properties.* onto the source's TLS settings.
+func sourceTLS(props map[string]secrets.Secret, host string, log *slog.Logger) (*tls.Config, error) {
+	plain := make(map[string]string, len(props))
+	for k, v := range props {
+		plain[k] = v.Reveal()
+	}
+	cfg, ignored, err := cdc.TLSFromJDBC(plain, host)
+	if len(ignored) > 0 {
+		log.Warn("source: jdbc.properties with no meaning for ingest are ignored", "properties", ignored)
+	}
+	return cfg, err
+}

@@ -1,0 +1,176 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/snapshot"
+	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/state"
+)
+
+// phases is where a run starts and what it does: an initial snapshot (fresh or resumed),
+// then the binlog stream, filtered by the snapshot's hand-off until it has passed every
+// chunk's high watermark.
+type phases struct {
+	snap     *snapshot.Snapshot // set when a snapshot is under way or its hand-off still filters
+	progress *snapshot.Progress // the stored snapshot progress, if any
+	runSnap  bool               // the snapshot still has chunks to read
+	stream   bool               // the binlog follows (false for scan.startup.mode snapshot)
+	from     cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
+}
+
+// planPhases decides the phases from the stored checkpoint and the startup mode.
+func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
+	ph := &phases{stream: r.def.Source.StartupMode != pipeline.StartupSnapshot}
+	if stored != nil && stored.Position != "" {
+		pos, err := cdc.ParsePosition(stored.Position)
+		if err != nil {
+			return nil, fmt.Errorf("state %s: stored position: %w", r.store.Dir(), err)
+		}
+		ph.from = pos
+	}
+	if stored != nil && len(stored.Snapshot) > 0 {
+		var p snapshot.Progress
+		if err := json.Unmarshal(stored.Snapshot, &p); err != nil {
+			return nil, fmt.Errorf("state %s: stored snapshot progress: %w", r.store.Dir(), err)
+		}
+		ph.progress = &p
+	}
+	wantSnap := r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
+	switch {
+	case ph.progress != nil:
+		ph.runSnap = !ph.progress.Done
+	case ph.from.IsZero() && wantSnap:
+		ph.runSnap = true
+	}
+	if ph.progress != nil || ph.runSnap {
+		ph.snap = snapshot.New(r.snapshotConfig(ph.progress))
+	}
+	if !ph.stream && ph.progress != nil && ph.progress.Done {
+		r.log.Info("the snapshot is already complete; nothing to do (scan.startup.mode snapshot)")
+	}
+	return ph, nil
+}
+
+func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
+	s := r.def.Source
+	ids := r.src.ServerID
+	if ids.Last > ids.First {
+		ids.First++ // the stream keeps the first id; the snapshot's binlog readers take the rest
+	}
+	var chunkKey func(change.TableID) []string
+	if s.ChunkKeyColumn != "" {
+		chunkKey = func(change.TableID) []string { return []string{s.ChunkKeyColumn} }
+	}
+	return snapshot.Config{
+		Addr: r.src.Addr, User: r.src.User, Password: r.src.Password,
+		Match: r.routes.filter.Match, TinyInt1AsNumber: r.src.TinyInt1AsNumber, Keys: r.src.Keys,
+		ChunkKey: chunkKey, ChunkSize: s.ChunkSize, FetchSize: s.FetchSize,
+		Parallelism: r.def.Pipeline.Parallelism, ServerIDs: ids, Resume: resume,
+		OnProgress: func(p snapshot.TableProgress) {
+			t := p.Table.String()
+			r.m.SnapshotRowsDone.WithLabelValues(t).Set(float64(p.Rows))
+			r.m.SnapshotChunksDone.WithLabelValues(t).Set(float64(p.Chunks))
+			r.m.SnapshotRowsEstimated.WithLabelValues(t).Set(float64(p.Estimate))
+		},
+		Logger: r.log, ConnectTimeout: s.ConnectTimeout,
+	}
+}
+
+// begin stores the snapshot's starting progress before any chunk is read, so that a crash
+// before the first stored chunk still resumes with tombstones for keys deleted meanwhile.
+// With exactly-once nothing uncommitted is visible, so there is nothing to store.
+func (r *run) begin(ctx context.Context, ph *phases) error {
+	if !ph.runSnap || ph.progress != nil || r.exactlyOnce() {
+		return nil
+	}
+	p, err := ph.snap.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return r.store.Save(state.Checkpoint{Snapshot: b})
+}
+
+// phasePipe carries the producer's output to the forwarder: the snapshot's batches, then
+// the hand-off (nil when there is none), then the stream's batches. Each channel is closed
+// when its phase ends, so the forwarder always knows which phase a batch belongs to.
+type phasePipe struct {
+	snapshot chan change.Batch
+	handoff  chan *snapshot.Handoff
+	stream   chan change.Batch
+	closed   [3]bool
+}
+
+func newPhasePipe() *phasePipe {
+	return &phasePipe{snapshot: make(chan change.Batch, 16), handoff: make(chan *snapshot.Handoff, 1),
+		stream: make(chan change.Batch, 16)}
+}
+
+func (p *phasePipe) endSnapshot() {
+	if !p.closed[0] {
+		close(p.snapshot)
+		p.closed[0] = true
+	}
+}
+
+func (p *phasePipe) setHandoff(h *snapshot.Handoff) {
+	p.endSnapshot()
+	if !p.closed[1] {
+		p.handoff <- h
+		close(p.handoff)
+		p.closed[1] = true
+	}
+}
+
+// closeAll ends every phase; only the producer calls it, once it returns.
+func (p *phasePipe) closeAll() {
+	p.setHandoff(nil)
+	if !p.closed[2] {
+		close(p.stream)
+		p.closed[2] = true
+	}
+}
+
+// produce runs the phases into pipe: the snapshot, then the stream.
+func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
+	if ph.runSnap {
+		r.log.Info("initial snapshot started", "parallelism", r.def.Pipeline.Parallelism)
+		if err := ph.snap.Run(ctx, pipe.snapshot); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.log.Info("initial snapshot finished")
+	}
+	pipe.endSnapshot()
+	if !ph.stream {
+		return nil
+	}
+	if ph.snap != nil {
+		h, err := ph.snap.Handoff(ctx)
+		if err != nil {
+			return err
+		}
+		if ph.from.IsZero() {
+			ph.from = h.Start()
+		}
+		pipe.setHandoff(h)
+	}
+	pipe.setHandoff(nil)
+	cfg := r.src
+	cfg.Position = ph.from
+	src, err := cdc.New(cfg)
+	if err != nil {
+		return err
+	}
+	return src.Run(ctx, pipe.stream)
+}

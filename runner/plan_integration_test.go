@@ -1,0 +1,69 @@
+//go:build integration
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ingestkit/ingest/internal/testenv"
+	"github.com/ingestkit/ingest/pipeline"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestPlanGolden(t *testing.T) {
+	name, db := definitionDB(t)
+	def := definition(t, name, "", "") // default topics
+	def.Routes = append(def.Routes, pipeline.Route{SourceTable: name + `.shop_[0-9]+`, SinkTable: "shops"})
+	dir := filepath.Join(t.TempDir(), "state")
+	rep, err := Plan(context.Background(), def, Options{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(text.String(), name, "DB")
+	got = strings.ReplaceAll(got, dir, "STATE")
+	got = regexp.MustCompile(`~\d+ rows`).ReplaceAllString(got, "~N rows")
+	golden := filepath.Join("testdata", "plan.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("plan output differs from %s:\n%s", golden, got)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil || !json.Valid(js.Bytes()) {
+		t.Fatalf("WriteJSON: %v\n%s", err, js.String())
+	}
+}
+
+// definitionDB makes the plan's demo database: keyed tables, a composite key, a table without
+// a key, and two shards merged by a route.
+func definitionDB(t *testing.T) (string, any) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db,
+		"CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40))",
+		"CREATE TABLE order_lines (order_id INT, line_no INT, qty INT, PRIMARY KEY (order_id, line_no))",
+		"CREATE TABLE audit (at DATETIME, msg TEXT)",
+		"CREATE TABLE shop_1 (id INT PRIMARY KEY)",
+		"CREATE TABLE shop_2 (id INT PRIMARY KEY)")
+	return name, db
+}

@@ -1,0 +1,366 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/snapshot"
+	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/metrics"
+	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/state"
+	"github.com/ingestkit/ingest/upsert"
+)
+
+// Options are the command-line settings of a run.
+type Options struct {
+	// StateDir is the state directory (--state); default ./.ingest/<pipeline name>.
+	StateDir string
+	// UntilCaughtUp stops the run once the binlog position the server had at the start is
+	// reached (--until-caught-up).
+	UntilCaughtUp bool
+	// MetricsAddr, when set, serves Prometheus metrics there (--metrics-addr).
+	MetricsAddr string
+	// Logger receives the run's logs (default slog.Default()).
+	Logger *slog.Logger
+	// Metrics, when set, is used instead of a new set (tests).
+	Metrics *metrics.Metrics
+	// SaveEvery bounds how often the local store writes a checkpoint (default 200ms); the
+	// last one is always written when the run stops.
+	SaveEvery time.Duration
+}
+
+// DefaultStateDir is the state directory of a pipeline when --state is not given.
+func DefaultStateDir(name string) string { return filepath.Join(".ingest", name) }
+
+// Run runs the pipeline until ctx is cancelled (SIGINT/SIGTERM: it then finishes in-flight
+// work, stores the position and returns nil), until it has caught up (UntilCaughtUp), or
+// until a part fails.
+func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
+	r, err := newRun(def, opts)
+	if err != nil {
+		return err
+	}
+	defer r.store.Close()
+	return r.run(ctx)
+}
+
+// run is one execution of a pipeline.
+type run struct {
+	def    *pipeline.Definition
+	opts   Options
+	log    *slog.Logger
+	m      *metrics.Metrics
+	routes *routing
+	store  *state.Store
+	src    cdc.Config
+	snk    upsert.Config
+
+	phases *phases
+
+	mu      sync.Mutex
+	pending *upsert.Checkpoint // the last acknowledged checkpoint not yet saved
+	saved   chan struct{}      // signalled when pending is set
+}
+
+func newRun(def *pipeline.Definition, opts Options) (*run, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.SaveEvery <= 0 {
+		opts.SaveEvery = 200 * time.Millisecond
+	}
+	if opts.StateDir == "" {
+		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
+	}
+	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1)}
+	if r.m == nil {
+		r.m = metrics.New(def.Pipeline.Name)
+	}
+	var err error
+	if r.routes, err = newRouting(def); err != nil {
+		return nil, err
+	}
+	if r.src, err = sourceConfig(def, r.routes, r.log); err != nil {
+		return nil, err
+	}
+	if r.snk, err = sinkConfig(def, r.routes, r.log); err != nil {
+		return nil, err
+	}
+	r.snk.Acked = r.acked
+	id := state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
+	if r.store, err = state.Open(opts.StateDir, id); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func tablesIdentity(def *pipeline.Definition) string {
+	if def.Source.Exclude == "" {
+		return def.Source.Tables
+	}
+	return def.Source.Tables + " exclude " + def.Source.Exclude
+}
+
+func (r *run) exactlyOnce() bool { return r.snk.Guarantee == upsert.ExactlyOnce }
+
+func (r *run) run(ctx context.Context) error {
+	sink, err := upsert.New(r.snk)
+	if err != nil {
+		return err
+	}
+	defer sink.Close()
+	stored, err := r.startCheckpoint(ctx, sink)
+	if err != nil {
+		return err
+	}
+	ph, err := r.planPhases(stored)
+	if err != nil {
+		return err
+	}
+	if err := r.stopAt(ctx, ph); err != nil {
+		return err
+	}
+	if err := r.begin(ctx, ph); err != nil {
+		return err
+	}
+	r.phases = ph
+
+	g, gctx := errgroup.WithContext(ctx)
+	if r.opts.MetricsAddr != "" {
+		mctx, stopMetrics := context.WithCancel(gctx)
+		defer stopMetrics()
+		g.Go(func() error { return r.m.Serve(mctx, r.opts.MetricsAddr) })
+	}
+	pipe := newPhasePipe()
+	inputs := make(chan upsert.Input, 16)
+	sinkDone := make(chan struct{})
+	g.Go(func() error {
+		defer pipe.closeAll()
+		if err := r.produce(gctx, ph, pipe); err != nil {
+			r.m.Errors.WithLabelValues("source").Inc()
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error { defer close(inputs); return r.forward(gctx, pipe, inputs) })
+	g.Go(func() error {
+		defer close(sinkDone)
+		// The sink gets the caller's context, not the group's: when the source stops
+		// cleanly the sink must still drain its input; when a part fails, the group
+		// context closes the source and so, through the closed channels, the sink.
+		if err := sink.Run(ctx, inputs); err != nil {
+			r.m.Errors.WithLabelValues("sink").Inc()
+			return err
+		}
+		return nil
+	})
+	if !r.exactlyOnce() {
+		g.Go(func() error { return r.saveLoop(gctx, sinkDone) })
+	}
+	err = g.Wait()
+	if serr := r.saveLast(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// startCheckpoint returns the stored checkpoint: from Kafka with exactly-once (the sink's
+// Start fences any zombie and reads it with read_committed), else from the local store.
+func (r *run) startCheckpoint(ctx context.Context, sink *upsert.Sink) (*state.Checkpoint, error) {
+	cp, err := sink.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.exactlyOnce() {
+		if cp == nil || (len(cp.Position) == 0 && len(cp.Progress) == 0) {
+			return nil, nil
+		}
+		return &state.Checkpoint{Position: string(cp.Position), Snapshot: cp.Progress}, nil
+	}
+	stored, err := r.store.Load()
+	if stored != nil {
+		r.log.Info("resuming from the stored state", "position", stored.Position, "snapshot", len(stored.Snapshot) > 0)
+	}
+	return stored, err
+}
+
+// stopAt sets, with UntilCaughtUp, the position where the stream stops: the server's
+// position now, before the snapshot (if one is due) starts.
+func (r *run) stopAt(ctx context.Context, ph *phases) error {
+	if !r.opts.UntilCaughtUp {
+		return nil
+	}
+	stop, err := cdc.CurrentPosition(ctx, r.src)
+	if err != nil {
+		return err
+	}
+	r.src.StopAt = stop
+	r.log.Info("running until caught up", "target", stop.String(), "snapshot", ph.runSnap)
+	return nil
+}
+
+// forward passes batches from the producer to the sink: snapshot chunks with their progress,
+// then stream transactions, through the hand-off filter while it is active; it keeps the lag
+// metric.
+func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.Input) error {
+	send := func(inputs ...upsert.Input) bool {
+		for _, in := range inputs {
+			select {
+			case out <- in:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		return true
+	}
+	for b := range pipe.snapshot {
+		in := upsert.Input{Batch: b}
+		if b.End {
+			var err error
+			if in, err = r.chunkInput(b); err != nil {
+				return err
+			}
+		}
+		if !send(in) {
+			return nil
+		}
+	}
+	handoff := <-pipe.handoff
+	var held []change.Batch // a stream transaction's batches, held while the hand-off filters
+	for b := range pipe.stream {
+		if !b.CommitTime.IsZero() {
+			r.m.SourceLag.Set(time.Since(b.CommitTime).Seconds())
+		}
+		if handoff == nil {
+			if !send(upsert.Input{Batch: b}) {
+				return nil
+			}
+			continue
+		}
+		held = append(held, b)
+		if !b.End {
+			continue
+		}
+		inputs, done, err := r.filterHeld(handoff, held)
+		if err != nil {
+			return err
+		}
+		held = nil
+		if done {
+			handoff = nil
+		}
+		if !send(inputs...) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// chunkInput turns the End batch of a snapshot chunk into an input carrying the progress to
+// store with it; it stores no binlog position.
+func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
+	p, err := r.phases.snap.ProgressAt(b.Position)
+	if err != nil {
+		return upsert.Input{}, err
+	}
+	js, err := json.Marshal(p)
+	if err != nil {
+		return upsert.Input{}, err
+	}
+	b.Position = nil
+	return upsert.Input{Batch: b, Progress: js}, nil
+}
+
+// filterHeld filters a held stream transaction through the hand-off and returns its inputs,
+// and whether the hand-off is finished. Until the stream has passed every chunk's high
+// watermark, the finished snapshot progress is stored with each position, so that a restart
+// filters the same way.
+func (r *run) filterHeld(h *snapshot.Handoff, held []change.Batch) ([]upsert.Input, bool, error) {
+	end := held[len(held)-1]
+	pos, err := cdc.ParsePosition(string(end.Position))
+	if err != nil {
+		return nil, false, fmt.Errorf("stream position %q: %w", end.Position, err)
+	}
+	done := h.Done(pos)
+	var progress []byte
+	if !done {
+		if progress, err = json.Marshal(r.phases.snap.Progress()); err != nil {
+			return nil, false, err
+		}
+	} else {
+		r.log.Info("the binlog stream has passed the snapshot; hand-off finished", "position", pos.String())
+	}
+	inputs := make([]upsert.Input, len(held))
+	for i, b := range held {
+		inputs[i] = upsert.Input{Batch: h.Filter(b, pos)}
+	}
+	inputs[len(inputs)-1].Progress = progress
+	return inputs, done, nil
+}
+
+// acked is the sink's report of an acknowledged (or committed) checkpoint.
+func (r *run) acked(cp upsert.Checkpoint) {
+	r.m.TransactionsCommitted.Inc()
+	if r.exactlyOnce() {
+		r.m.KafkaTransactions.Inc()
+		return
+	}
+	r.mu.Lock()
+	r.pending = &cp
+	r.mu.Unlock()
+	select {
+	case r.saved <- struct{}{}:
+	default:
+	}
+}
+
+// saveLoop writes acknowledged checkpoints to the local store at most every SaveEvery.
+func (r *run) saveLoop(ctx context.Context, sinkDone <-chan struct{}) error {
+	tick := time.NewTicker(r.opts.SaveEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sinkDone:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		if err := r.saveLast(); err != nil {
+			return err
+		}
+	}
+}
+
+// saveLast writes the pending checkpoint, if any.
+func (r *run) saveLast() error {
+	r.mu.Lock()
+	cp := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	if cp == nil {
+		return nil
+	}
+	err := r.store.Save(state.Checkpoint{Position: string(cp.Position), Snapshot: cp.Progress})
+	if err != nil {
+		r.m.Errors.WithLabelValues("state").Inc()
+		// Keep it pending: the next attempt (or the next run, from the last good one) retries.
+		r.mu.Lock()
+		if r.pending == nil {
+			r.pending = cp
+		}
+		r.mu.Unlock()
+		return fmt.Errorf("store position %s: %w", cp.Position, err)
+	}
+	r.m.PositionStored.SetToCurrentTime()
+	return nil
+}

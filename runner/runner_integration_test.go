@@ -1,0 +1,246 @@
+//go:build integration
+
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ingestkit/ingest/internal/testenv"
+	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/secrets"
+)
+
+// definition loads a pipeline for database db from YAML, with the test services filled in.
+func definition(t *testing.T, db, extraSource, extraSink string) *pipeline.Definition {
+	t.Helper()
+	u, p := testenv.CDCUser()
+	host, port, _ := strings.Cut(testenv.MySQLAddr(), ":")
+	yaml := fmt.Sprintf(`source:
+  type: mysql
+  hostname: %s
+  port: %s
+  username: %s
+  password: ${secret_values.pw}
+  tables: %s.\.*
+  heartbeat.interval: 1s
+%s
+sink:
+  type: upsert-kafka
+  properties.bootstrap.servers: %s
+  sink.add-tableId-to-header-enabled: true
+%s
+pipeline:
+  name: %s
+`, host, port, u, db, extraSource, testenv.KafkaAddr(), extraSink, db)
+	res := secrets.NewResolver([]secrets.Provider{&secrets.Map{Values: map[string]string{"pw": p}}}, nil)
+	def, err := pipeline.Parse("test.yaml", []byte(yaml), pipeline.LoadOptions{Resolver: res})
+	if err != nil {
+		t.Fatalf("pipeline:\n%s\n%v", yaml, err)
+	}
+	return def
+}
+
+func gtidPos(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var pos string
+	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
+
+// applyUntilCaughtUp runs the pipeline the way `ingest apply --until-caught-up` does.
+func applyUntilCaughtUp(t *testing.T, def *pipeline.Definition, stateDir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := Run(ctx, def, Options{StateDir: stateDir, UntilCaughtUp: true}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Run did not stop by itself")
+	}
+}
+
+// record is one consumed record.
+type record struct {
+	key, value string
+	tombstone  bool
+	headers    string
+}
+
+// consumeAll reads every record of topic from the start to its current end.
+func consumeAll(t *testing.T, topic string) []record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(testenv.Kafka(t))
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("end offsets of %s: %v", topic, err)
+	}
+	want := int64(0)
+	ends.Each(func(o kadm.ListedOffset) { want += o.Offset })
+	cl := testenv.Kafka(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	var out []record
+	for int64(len(out)) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records of %s", len(out), want, topic)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			var hs []string
+			for _, h := range r.Headers {
+				hs = append(hs, h.Key+"="+string(h.Value))
+			}
+			out = append(out, record{key: string(r.Key), value: string(r.Value), tombstone: r.Value == nil, headers: strings.Join(hs, ",")})
+		})
+	}
+	return out
+}
+
+func materialize(recs []record) map[string]string {
+	m := map[string]string{}
+	for _, r := range recs {
+		if r.tombstone {
+			delete(m, r.key)
+		} else {
+			m[r.key] = r.value
+		}
+	}
+	return m
+}
+
+func TestApplyStreamsChanges(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), n DECIMAL(10,2))")
+	start := gtidPos(t, db)
+	def := definition(t, name, "  scan.startup.mode: specific-offset\n  scan.startup.specific-offset.gtid-set: "+start, "")
+	topic := name + ".t"
+	stateDir := t.TempDir()
+	t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
+
+	testenv.Exec(t, db,
+		"INSERT INTO t VALUES (1,'a',1.50),(2,'b',2.00),(3,'c',3.25)",
+		"UPDATE t SET v='a2' WHERE id=1",
+		"DELETE FROM t WHERE id=2",
+		"UPDATE t SET id=30 WHERE id=3") // a primary-key change: tombstone, then upsert
+	applyUntilCaughtUp(t, def, stateDir)
+
+	recs := consumeAll(t, topic)
+	want := map[string]string{
+		`{"id":1}`:  `{"id":1,"v":"a2","n":1.50}`,
+		`{"id":30}`: `{"id":30,"v":"c","n":3.25}`,
+	}
+	if got := materialize(recs); !maps.Equal(got, want) {
+		t.Fatalf("materialised topic:\n got %v\nwant %v\nrecords %v", got, want, recs)
+	}
+	if h := recs[0].headers; h != "namespace=,schemaName="+name+",tableName=t" {
+		t.Errorf("headers %q", h)
+	}
+	var sawTombstone3 bool
+	for _, r := range recs {
+		sawTombstone3 = sawTombstone3 || (r.key == `{"id":3}` && r.tombstone)
+	}
+	if !sawTombstone3 {
+		t.Errorf("no tombstone for the old key of the primary-key change: %v", recs)
+	}
+
+	// A second run with no changes in between writes nothing.
+	n := len(recs)
+	applyUntilCaughtUp(t, def, stateDir)
+	if again := consumeAll(t, topic); len(again) != n {
+		t.Fatalf("second run wrote %d records, want none", len(again)-n)
+	}
+
+	// Later changes continue from the stored position, without repeating anything.
+	testenv.Exec(t, db, "INSERT INTO t VALUES (4,'d',4.00)")
+	applyUntilCaughtUp(t, def, stateDir)
+	recs = consumeAll(t, topic)
+	if len(recs) != n+1 || recs[n].key != `{"id":4}` {
+		t.Fatalf("third run: records after the second run %v, want only id 4", recs[n:])
+	}
+}
+
+func TestSecondApplyIsRefused(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)")
+	def := definition(t, name, "  scan.startup.mode: latest-offset", "")
+	dir := t.TempDir()
+	r, err := newRun(def, Options{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.store.Close()
+	err = Run(context.Background(), def, Options{StateDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("second Run on one state: %v, want a lock error", err)
+	}
+}
+
+// tableState renders the rows of db.t as the topic must hold them: key {"id":n}, value
+// {"id":n,"v":"..."}.
+func tableState(t *testing.T, db *sql.DB, table string) map[string]string {
+	t.Helper()
+	rows, err := db.Query("SELECT id, v FROM " + table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var id int
+		var v string
+		if err := rows.Scan(&id, &v); err != nil {
+			t.Fatal(err)
+		}
+		m[fmt.Sprintf(`{"id":%d}`, id)] = fmt.Sprintf(`{"id":%d,"v":%q}`, id, v)
+	}
+	return m
+}
+
+func TestApplySnapshotThenStream(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+	var values []string
+	for i := 1; i <= 2000; i++ {
+		values = append(values, fmt.Sprintf("(%d,'v%d')", i, i))
+	}
+	testenv.Exec(t, db, "INSERT INTO t VALUES "+strings.Join(values, ","))
+	def := definition(t, name, "  scan.incremental.snapshot.chunk.size: 128", "")
+	def.Pipeline.Parallelism = 2
+	topic := name + ".t"
+	t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
+	stateDir := t.TempDir()
+
+	applyUntilCaughtUp(t, def, stateDir)
+	recs := consumeAll(t, topic)
+	if len(recs) != 2000 {
+		t.Errorf("snapshot wrote %d records, want 2000", len(recs))
+	}
+	if got, want := materialize(recs), tableState(t, db, "t"); !maps.Equal(got, want) {
+		t.Fatalf("after the snapshot the topic holds %d keys, the table %d rows", len(got), len(want))
+	}
+
+	testenv.Exec(t, db, "UPDATE t SET v='changed' WHERE id <= 10", "DELETE FROM t WHERE id > 1990",
+		"UPDATE t SET id = 5000 WHERE id = 1000", "INSERT INTO t VALUES (3000,'new')")
+	applyUntilCaughtUp(t, def, stateDir)
+	if got, want := materialize(consumeAll(t, topic)), tableState(t, db, "t"); !maps.Equal(got, want) {
+		t.Fatalf("after streaming the topic holds %d keys, the table %d rows", len(got), len(want))
+	}
+	n := len(consumeAll(t, topic))
+	applyUntilCaughtUp(t, def, stateDir)
+	if again := len(consumeAll(t, topic)); again != n {
+		t.Fatalf("a run with nothing new wrote %d records", again-n)
+	}
+}

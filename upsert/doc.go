@@ -1,0 +1,46 @@
+// Package upsert is the Kafka sink of ingest: it turns the neutral changes of package change
+// into keyed JSON upserts and tombstones, exactly as ../shared/spec/OUTPUT.md specifies, and
+// writes them to Kafka with the delivery guarantee the pipeline asks for.
+//
+// The parts, each usable on its own:
+//
+//   - [Encoder] renders a change as [Message]s: the PK JSON key, the row JSON value (nil for a
+//     tombstone), the table and custom headers, the commit time. It appends into shared slabs
+//     and caches the pre-encoded column names of each schema; no reflection, no maps per row.
+//     Floats follow ECMAScript's Number::toString; strings are escaped as
+//     Jackson does, and invalid UTF-8 (which the source never hands over) becomes U+FFFD.
+//   - [Partitioner] is the Java client's default partitioner for keyed records
+//     (toPositive(murmur2(key)) % partitions), so ingest and a Java or Flink producer agree
+//     on the partition of every key.
+//   - [ParseProperties] maps the Java producer configs of properties.* (security, SASL,
+//     TLS stores, acks, compression, timeouts…) onto franz-go options, refusing what has no
+//     meaning here; [Options] returns them all as franz-go options.
+//   - [Sink] runs the writer.
+//
+// # The writer
+//
+// A runner creates a [Sink] with [New], calls [Sink.Start] (which in exactly-once mode fences
+// earlier writers and returns the stored [Checkpoint]), then [Sink.Run] with a bounded channel
+// of [Input]s: one Input per batch of a source transaction, the last with End and Position
+// set. Run blocks while Kafka is slow (the client's buffer is bounded), so the channel fills
+// and the source waits: memory stays bounded. Config.Acked receives, in order, the
+// checkpoint of each source transaction whose records, and all before them, are
+// acknowledged (at-least-once, none) or committed (exactly-once); the runner stores it.
+// Closing the channel or cancelling the context stops Run after a final flush (and commit)
+// bounded by Config.StopTimeout. Errors are [*Error]s with the topic, table and key
+// involved; [IsRetryable] tells whether a restart from the last checkpoint may succeed, and
+// [ErrFenced] marks a writer that another took over.
+//
+// Exactly-once uses one transactional id per pipeline. Each Kafka transaction holds whole
+// source transactions plus one record in a compacted state topic (key: the pipeline name,
+// value: the position and the caller's snapshot progress), committed every
+// Config.TransactionInterval or TransactionMaxBytes. Every record's result is checked
+// before EndTransaction, because Kafka commits a transaction even when records in it
+// failed.
+//
+// Run owns all mutable state of the writer in one goroutine; franz-go's promise callbacks
+// only count acknowledgements and record the first failure. No goroutine outlives Run.
+//
+// Nothing in this package knows MySQL; the source has already turned every column into a
+// [change.Value] whose Kind says how to render it.
+package upsert

@@ -1,0 +1,103 @@
+package upsert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+
+	"github.com/ingestkit/ingest/change"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ErrFenced reports that another writer with the same transactional id has started, so
+// this one must stop: the newer writer owns the pipeline now.
+var ErrFenced = errors.New("fenced by a newer writer with the same transactional id")
+
+// Error is an error of the sink with the coordinates of what failed. Use [IsRetryable] to
+// tell whether restarting the pipeline from its last stored position may succeed.
+type Error struct {
+	// Op is what the sink was doing: "produce", "commit", "create topic"…
+	Op string
+	// Topic is the topic involved, if any.
+	Topic string
+	// Table is the source table involved, if known.
+	Table change.TableID
+	// Key is the record key involved, if any.
+	Key []byte
+	// Retryable says that the cause may go away (a broker down, a timeout), so that a
+	// restart from the last position may succeed; otherwise the cause needs a person (a
+	// record too large, an authorization or configuration error, fencing).
+	Retryable bool
+	// Err is the cause.
+	Err error
+}
+
+// Error returns "upsert: <op> topic <t> table <db.t> key <k>: <cause>".
+func (e *Error) Error() string {
+	s := "upsert: " + e.Op
+	if e.Topic != "" {
+		s += " topic " + e.Topic
+	}
+	if e.Table != (change.TableID{}) {
+		s += " table " + e.Table.String()
+	}
+	if e.Key != nil {
+		s += " key " + strconv.Quote(string(truncate(e.Key)))
+	}
+	return s + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsRetryable reports whether err is a sink [Error] marked retryable.
+func IsRetryable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Retryable
+}
+
+// OversizedError is the cause of an [Error] for a record larger than max.request.size.
+type OversizedError struct {
+	Size, Max int
+}
+
+// Error names both sizes.
+func (e *OversizedError) Error() string {
+	return fmt.Sprintf("record of %d bytes is larger than max.request.size %d (raise properties.max.request.size and the topic's max.message.bytes, or set sink.skip-oversized-records)", e.Size, e.Max)
+}
+
+// retryable classifies a cause: broker and network trouble that a restart may outlive.
+func retryable(err error) bool {
+	switch {
+	case errors.Is(err, ErrFenced), errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
+		return false
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout),
+		errors.Is(err, kgo.ErrRecordRetries), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	return kerr.IsRetriable(err)
+}
+
+// fenced reports whether err says that a newer producer took the transactional id over.
+func fenced(err error) bool {
+	return errors.Is(err, ErrFenced) || errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch)
+}
+
+// tableNone is the zero table, for errors that concern no table.
+var tableNone change.TableID
+
+// wrap makes a sink Error of err, classifying it.
+func wrap(op, topic string, table change.TableID, key []byte, err error) *Error {
+	if fenced(err) && !errors.Is(err, ErrFenced) {
+		err = fmt.Errorf("%w: %w", ErrFenced, err)
+	}
+	return &Error{Op: op, Topic: topic, Table: table, Key: key, Retryable: retryable(err), Err: err}
+}

@@ -1,0 +1,75 @@
+//go:build integration
+
+package upsert
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestkit/ingest/change"
+)
+
+// TestSASLSCRAMOverTLS starts a private broker with a SASL_SSL listener (SCRAM-SHA-256, a
+// certificate made by the test) and writes through it with the Java-style properties: a
+// JKS trust store made by keytool and a quoted JAAS configuration. A wrong password is a fatal error that does not show the password.
+func TestSASLSCRAMOverTLS(t *testing.T) {
+	pki := newTestPKI(t, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
+	b := startPrivateBroker(t, pki)
+	trust := pki.trustStoreFile(t, "JKS", "changeit")
+	jaas := func(pwd string) string {
+		return `org.apache.kafka.common.security.scram.ScramLoginModule required username="` + b.scramUser +
+			`" password="` + strings.ReplaceAll(pwd, `"`, `\"`) + `";`
+	}
+	props := func(pwd string) map[string]string {
+		return map[string]string{
+			"bootstrap.servers": b.saslAddr(), "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
+			"sasl.jaas.config": jaas(pwd), "ssl.truststore.location": trust, "ssl.truststore.password": "changeit",
+			"request.timeout.ms": "10000",
+		}
+	}
+	topic := "scram_" + strings.ToLower(t.Name()[len(t.Name())-4:])
+	var got acks
+	cfg := baseConfig(t, topic, ExactlyOnce)
+	p, err := ParseProperties(props(b.scramPwd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Properties = p
+	cfg.Acked = got.add
+	var inputs []Input
+	for i := range 20 {
+		inputs = append(inputs, seqTxn(i))
+	}
+	if err := runSink(t, cfg, inputs); err != nil {
+		t.Fatal(err)
+	}
+	if got.last() != "20" {
+		t.Errorf("last checkpoint %q, want 20", got.last())
+	}
+	// Read back over the plaintext listener.
+	t.Setenv("INGEST_TEST_KAFKA", b.plainAddr())
+	checkExactlyOnce(t, topic, 20)
+
+	bad, err := ParseProperties(props("wrong-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Properties, cfg.Guarantee = bad, AtLeastOnce
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	in := make(chan Input, 1)
+	in <- Input{Batch: change.Batch{Changes: inputs[0].Changes, End: true, Position: []byte("x")}}
+	close(in)
+	err = s.Run(ctx, in)
+	if err == nil || IsRetryable(err) || strings.Contains(err.Error(), "wrong-secret") {
+		t.Fatalf("wrong password: got %v, want a fatal error without the password", err)
+	}
+	t.Logf("wrong password: %v", err)
+}

@@ -1,0 +1,577 @@
+package upsert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ingestkit/ingest/change"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Guarantee is the option sink.delivery-guarantee.
+type Guarantee uint8
+
+// The delivery guarantees of OUTPUT.md.
+const (
+	// AtLeastOnce (the default): acks=all, idempotent; a checkpoint is reported once every
+	// record of its transaction and of all before it is acknowledged.
+	AtLeastOnce Guarantee = iota
+	// ExactlyOnce: records and checkpoints are written in Kafka transactions.
+	ExactlyOnce
+	// None: fire and forget (acks=1 unless acks=0 is given, no idempotence).
+	None
+)
+
+// String returns the option value.
+func (g Guarantee) String() string {
+	return [...]string{"at-least-once", "exactly-once", "none"}[g]
+}
+
+// ParseGuarantee parses a sink.delivery-guarantee value.
+func ParseGuarantee(s string) (Guarantee, error) {
+	for g := AtLeastOnce; g <= None; g++ {
+		if g.String() == s {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("upsert: sink.delivery-guarantee: invalid value %q; valid: at-least-once, exactly-once, none", s)
+}
+
+// Input is one batch for the sink, with the caller's snapshot progress.
+type Input struct {
+	change.Batch
+	// Progress is the snapshot progress to store with the batch's position (read only when
+	// End is set); it comes back in the [Checkpoint].
+	Progress []byte
+}
+
+// Config configures a [Sink]. Zero values mean the defaults named on each field.
+type Config struct {
+	// Pipeline is the pipeline name (required): the key of the state record and the base
+	// of the default transactional id.
+	Pipeline string
+	// Properties are the parsed properties.* options (required; see [ParseProperties]).
+	Properties *Properties
+	// Guarantee is sink.delivery-guarantee (default AtLeastOnce).
+	Guarantee Guarantee
+	// TransactionalID is the transactional id in exactly-once mode (default "ingest-" +
+	// Pipeline); the runner passes sink.transactional-id-prefix when it is set.
+	TransactionalID string
+	// Topics returns the topics a table's records go to (required; the route package's
+	// Table.Topics). It must return at least one topic.
+	Topics func(change.TableID) []string
+	// Encode are the encoding options.
+	Encode EncodeOptions
+	// BufferMaxRows and BufferInterval are sink.buffer-flush.max-rows and .interval: with
+	// both set, only the latest record per (topic, key) is kept and written when either
+	// limit is reached. Both zero: no buffering.
+	BufferMaxRows  int
+	BufferInterval time.Duration
+	// AutoCreate is sink.topic.auto-create (the pipeline's default is true): missing
+	// topics are created compacted; otherwise a missing topic is an error.
+	AutoCreate bool
+	// Partitions and ReplicationFactor are sink.topic.partitions and
+	// .replication-factor for created topics; 0 means the cluster's default.
+	Partitions        int32
+	ReplicationFactor int16
+	// Creator creates missing topics (default: the Kafka admin API on the sink's client).
+	Creator TopicCreator
+	// StateTopic is the compacted topic of exactly-once checkpoints (default
+	// [DefaultStateTopic]).
+	StateTopic string
+	// TransactionInterval and TransactionMaxBytes bound an exactly-once Kafka transaction:
+	// it is committed at the first source transaction end after either is reached
+	// (defaults 1s and 64 MiB).
+	TransactionInterval time.Duration
+	TransactionMaxBytes int64
+	// SkipOversized is sink.skip-oversized-records: a record larger than
+	// max.request.size is dropped with a warning instead of stopping the sink.
+	SkipOversized bool
+	// Acked is called with each checkpoint that is acknowledged (at-least-once, none) or
+	// committed (exactly-once), in order, from Run's goroutine; it must not block for long.
+	Acked func(Checkpoint)
+	// Logger receives warnings and notices (default slog.Default()).
+	Logger *slog.Logger
+	// StopTimeout bounds the final flush (and commit) when Run stops (default 30s).
+	StopTimeout time.Duration
+	// ClientOpts are added to the franz-go options last (tests, tuning).
+	ClientOpts []kgo.Opt
+}
+
+// Stats are counters of a running sink, safe to read at any time.
+type Stats struct {
+	// Records is the number of records handed to the producer.
+	Records atomic.Int64
+	// Skipped is the number of records dropped for being larger than max.request.size.
+	Skipped atomic.Int64
+	// Replaced is the number of records the buffer dropped for a later one of their key.
+	Replaced atomic.Int64
+	// Commits and Aborts count exactly-once Kafka transactions.
+	Commits, Aborts atomic.Int64
+}
+
+// Sink writes batches of changes to Kafka as keyed JSON upserts.
+//
+// Use: [New] checks the configuration; [Sink.Start] connects and returns the stored
+// checkpoint (exactly-once); [Sink.Run] consumes the input channel until it is closed or
+// the context is cancelled, then flushes (and commits) within Config.StopTimeout and
+// returns nil; a failure returns an [*Error]. Run reports progress through Config.Acked.
+// A Sink runs once; Run closes its client when it returns.
+type Sink struct {
+	cfg    Config
+	log    *slog.Logger
+	cl     *kgo.Client
+	admin  *kadm.Client
+	topics *topicManager
+	enc    *Encoder
+	buf    *buffer
+	track  *tracker
+	txn    *txnState
+	msgs   []Message
+	stats  Stats
+
+	failMu   sync.Mutex
+	failErr  error
+	failed   chan struct{} // closed on the first record failure
+	canceled atomic.Bool   // a record was not produced because Run's context ended
+
+	started   bool
+	closeOnce sync.Once
+}
+
+// New checks cfg and returns a Sink. It does no I/O.
+func New(cfg Config) (*Sink, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	cfg.defaults()
+	s := &Sink{cfg: cfg, log: cfg.Logger, enc: NewEncoder(cfg.Encode), failed: make(chan struct{})}
+	if cfg.BufferMaxRows > 0 {
+		s.buf = newBuffer(cfg.BufferMaxRows, cfg.BufferInterval)
+	}
+	if cfg.Guarantee == ExactlyOnce {
+		s.txn = &txnState{}
+	} else {
+		s.track = newTracker()
+	}
+	return s, nil
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Pipeline == "":
+		return errors.New("upsert: the pipeline name is required")
+	case c.Properties == nil:
+		return errors.New("upsert: the sink properties are required")
+	case c.Topics == nil:
+		return errors.New("upsert: the topic router is required")
+	case c.Guarantee > None:
+		return fmt.Errorf("upsert: invalid delivery guarantee %d", c.Guarantee)
+	case (c.BufferMaxRows > 0) != (c.BufferInterval > 0):
+		return errors.New("upsert: sink.buffer-flush.max-rows and sink.buffer-flush.interval must be set together")
+	case c.BufferMaxRows < 0 || c.BufferInterval < 0:
+		return errors.New("upsert: sink.buffer-flush.* must not be negative")
+	}
+	return c.checkAcks()
+}
+
+// checkAcks refuses properties that contradict the delivery guarantee.
+func (c *Config) checkAcks() error {
+	p := c.Properties
+	if c.Guarantee == None {
+		if p.Idempotence != nil && *p.Idempotence {
+			return errors.New("upsert: sink.delivery-guarantee none does not use idempotence; remove properties.enable.idempotence")
+		}
+		return nil
+	}
+	if p.Acks != AcksUnset && p.Acks != AcksAll {
+		return fmt.Errorf("upsert: sink.delivery-guarantee %s needs acks=all; remove properties.acks", c.Guarantee)
+	}
+	if p.Idempotence != nil && !*p.Idempotence {
+		return fmt.Errorf("upsert: sink.delivery-guarantee %s needs the idempotent producer (it keeps per-key order across retries); remove properties.enable.idempotence=false", c.Guarantee)
+	}
+	return nil
+}
+
+func (c *Config) defaults() {
+	if c.TransactionalID == "" {
+		c.TransactionalID = "ingest-" + c.Pipeline
+	}
+	if c.StateTopic == "" {
+		c.StateTopic = DefaultStateTopic
+	}
+	if c.TransactionInterval <= 0 {
+		c.TransactionInterval = time.Second
+	}
+	if c.TransactionMaxBytes <= 0 {
+		c.TransactionMaxBytes = 64 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.StopTimeout <= 0 {
+		c.StopTimeout = 30 * time.Second
+	}
+	if c.Partitions == 0 {
+		c.Partitions = -1
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+}
+
+// Stats returns the sink's counters.
+func (s *Sink) Stats() *Stats { return &s.stats }
+
+// clientOpts are the franz-go options of the sink's producer.
+func (s *Sink) clientOpts() []kgo.Opt {
+	p := s.cfg.Properties
+	// The default minimum metadata age (5s) would make the first records to a topic the
+	// sink just created wait that long; a shorter one costs a few more metadata requests.
+	opts := append(p.ClientOpts(), kgo.RecordPartitioner(Partitioner()), kgo.MetadataMinAge(250*time.Millisecond))
+	switch s.cfg.Guarantee {
+	case None:
+		acks := kgo.LeaderAck()
+		if p.Acks == AcksNone {
+			acks = kgo.NoAck()
+		} else if p.Acks == AcksAll {
+			acks = kgo.AllISRAcks()
+		}
+		opts = append(opts, kgo.RequiredAcks(acks), kgo.DisableIdempotentWrite())
+	case ExactlyOnce:
+		opts = append(opts, kgo.TransactionalID(s.cfg.TransactionalID))
+		if p.TransactionTimeout > 0 {
+			opts = append(opts, kgo.TransactionTimeout(p.TransactionTimeout))
+		}
+	}
+	return append(opts, s.cfg.ClientOpts...)
+}
+
+// Start connects to Kafka. In exactly-once mode it also makes sure that the state topic
+// exists, fences any earlier writer with the same transactional id (aborting its open
+// transaction), and returns the last committed checkpoint, or nil when there is none. In
+// the other modes it returns nil: their checkpoints are stored by the caller.
+func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
+	if s.started {
+		return nil, errors.New("upsert: sink already started")
+	}
+	s.started = true
+	cl, err := kgo.NewClient(s.clientOpts()...)
+	if err != nil {
+		return nil, fmt.Errorf("upsert: %w", err)
+	}
+	s.cl, s.admin = cl, kadm.NewClient(cl)
+	creator := s.cfg.Creator
+	if creator == nil {
+		creator = KafkaTopicCreator{Admin: s.admin}
+	}
+	s.topics = &topicManager{admin: s.admin, creator: creator, create: s.cfg.AutoCreate, log: s.log,
+		known: map[string]bool{},
+		spec: TopicSpec{Partitions: s.cfg.Partitions, ReplicationFactor: s.cfg.ReplicationFactor,
+			Configs: map[string]string{"cleanup.policy": "compact"}}}
+	if s.cfg.Guarantee != ExactlyOnce {
+		return nil, nil
+	}
+	cp, err := s.startTxn(ctx)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return cp, nil
+}
+
+// Close releases the client. Run calls it; call it yourself only after a Start that is not
+// followed by Run. It is safe to call more than once.
+func (s *Sink) Close() {
+	s.closeOnce.Do(func() {
+		if s.cl != nil {
+			s.cl.Close()
+		}
+	})
+}
+
+// Run writes the batches of in until in is closed or ctx is cancelled, then flushes what
+// it holds (committing in exactly-once mode, when the input ended on a transaction
+// boundary) within Config.StopTimeout, reports the final checkpoint and returns nil. It
+// returns an error when a record cannot be written; the caller restarts from the last
+// reported checkpoint. Run calls Start first if the caller has not.
+func (s *Sink) Run(ctx context.Context, in <-chan Input) (err error) {
+	if !s.started {
+		if _, err := s.Start(ctx); err != nil {
+			return err
+		}
+	}
+	defer s.Close()
+	tick := time.NewTicker(s.tickInterval())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return s.stop(ctx)
+		case b, ok := <-in:
+			if !ok {
+				return s.stop(ctx)
+			}
+			if err := s.write(ctx, &b); err != nil {
+				if ctx.Err() != nil {
+					return s.stop(ctx) // cancelled in the middle of the batch
+				}
+				return s.abort(ctx, err)
+			}
+		case <-tick.C:
+			if err := s.tick(ctx); err != nil {
+				return s.abort(ctx, err)
+			}
+		case <-s.notify():
+			s.report()
+		case <-s.failed:
+			return s.abort(ctx, s.failure())
+		}
+	}
+}
+
+func (s *Sink) tickInterval() time.Duration {
+	d := 100 * time.Millisecond
+	if s.buf != nil {
+		d = min(d, max(s.cfg.BufferInterval/4, 5*time.Millisecond))
+	}
+	if s.txn != nil {
+		d = min(d, max(s.cfg.TransactionInterval/4, 5*time.Millisecond))
+	}
+	return d
+}
+
+func (s *Sink) notify() <-chan struct{} {
+	if s.track == nil {
+		return nil
+	}
+	return s.track.notify
+}
+
+// write encodes and sends (or buffers) the records of one batch.
+func (s *Sink) write(ctx context.Context, b *Input) error {
+	if s.txn != nil && len(b.Changes) > 0 {
+		if err := s.beginTxn(); err != nil {
+			return err
+		}
+		s.txn.partial = true
+	}
+	for i := range b.Changes {
+		if err := s.writeChange(ctx, &b.Changes[i], b.CommitTime); err != nil {
+			return err
+		}
+	}
+	if !b.End {
+		return nil
+	}
+	cp := &Checkpoint{Position: b.Position, Progress: b.Progress}
+	if s.txn != nil {
+		return s.endTxn(ctx, cp)
+	}
+	s.track.pendingCheckpoint(cp)
+	if s.buf == nil || s.buf.len() == 0 {
+		s.track.sealPending()
+	}
+	return nil
+}
+
+func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Time) error {
+	if c.Op == change.SchemaChange {
+		return nil
+	}
+	if c.Schema == nil {
+		return errors.New("upsert: change without a schema")
+	}
+	table := c.Schema.Table
+	topics := s.cfg.Topics(table)
+	if len(topics) == 0 {
+		return &Error{Op: "route", Table: table, Err: errors.New("no topic for the table")}
+	}
+	if err := s.topics.ensure(ctx, topics); err != nil {
+		return err
+	}
+	var err error
+	if s.msgs, err = s.enc.Encode(s.msgs[:0], c, commit); err != nil {
+		return &Error{Op: "encode", Table: table, Err: err}
+	}
+	for _, m := range s.msgs {
+		for _, topic := range topics {
+			r := &kgo.Record{Topic: topic, Key: m.Key, Value: m.Value, Headers: m.Headers, Timestamp: m.Timestamp}
+			if err := s.emit(ctx, outRecord{rec: r, table: table}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emit checks a record's size and buffers or produces it.
+func (s *Sink) emit(ctx context.Context, r outRecord) error {
+	if size := recordSize(r.rec); size > int(s.cfg.Properties.MaxRequestSize) {
+		err := &OversizedError{Size: size, Max: int(s.cfg.Properties.MaxRequestSize)}
+		if !s.cfg.SkipOversized {
+			return &Error{Op: "produce", Topic: r.rec.Topic, Table: r.table, Key: r.rec.Key, Err: err}
+		}
+		s.stats.Skipped.Add(1)
+		s.log.Warn("upsert: skipping oversized record (sink.skip-oversized-records)", "topic", r.rec.Topic,
+			"table", r.table.String(), "key", string(truncate(r.rec.Key)), "size", size, "max", err.Max)
+		return nil
+	}
+	if s.buf == nil {
+		return s.produce(ctx, r)
+	}
+	full := s.buf.add(r, time.Now())
+	if full {
+		return s.flush(ctx)
+	}
+	return nil
+}
+
+// flush produces every buffered record and attaches the checkpoint waiting for them.
+func (s *Sink) flush(ctx context.Context) error {
+	if s.buf == nil {
+		return nil
+	}
+	s.stats.Replaced.Store(s.buf.replaced)
+	for _, r := range s.buf.take() {
+		if err := s.produce(ctx, r); err != nil {
+			return err
+		}
+	}
+	if s.track != nil {
+		s.track.sealPending()
+	}
+	return nil
+}
+
+// produce hands one record to the client. It blocks while the client's buffer is full,
+// which is what slows the source down when Kafka is slow.
+func (s *Sink) produce(ctx context.Context, r outRecord) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	s.stats.Records.Add(1)
+	if s.txn != nil {
+		s.txn.bytes += int64(len(r.rec.Key) + len(r.rec.Value))
+		s.cl.Produce(ctx, r.rec, s.promise(r.table, nil))
+		return nil
+	}
+	s.cl.Produce(ctx, r.rec, s.promise(r.table, s.track.add()))
+	return nil
+}
+
+// promise returns the callback of a record: it records the first failure and completes
+// the record's unit. It runs on the client's goroutine and never blocks.
+func (s *Sink) promise(table change.TableID, u *unit) func(*kgo.Record, error) {
+	return func(r *kgo.Record, err error) {
+		if err != nil && errors.Is(err, context.Canceled) {
+			// Run is stopping: the record was never written; its unit stays incomplete and
+			// an exactly-once transaction holding it is aborted, not committed.
+			s.canceled.Store(true)
+		} else if err != nil {
+			if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+				err = fmt.Errorf("%w (the broker or topic limit max.message.bytes is lower than the record)", err)
+			}
+			s.fail(wrap("produce", r.Topic, table, r.Key, err))
+		}
+		if u != nil {
+			u.done(err)
+		}
+	}
+}
+
+// fail records the first failure and wakes Run.
+func (s *Sink) fail(err error) {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	if s.failErr == nil {
+		s.failErr = err
+		close(s.failed)
+	}
+}
+
+func (s *Sink) failure() error {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	return s.failErr
+}
+
+// report passes the newest fully acknowledged checkpoint to Config.Acked.
+func (s *Sink) report() {
+	if cp := s.track.release(); cp != nil && s.cfg.Acked != nil {
+		s.cfg.Acked(*cp)
+	}
+}
+
+// tick flushes the buffer when its interval is due, and commits a due transaction.
+func (s *Sink) tick(ctx context.Context) error {
+	if s.buf != nil && s.buf.due(time.Now()) {
+		if err := s.flush(ctx); err != nil {
+			return err
+		}
+	}
+	if s.txn != nil {
+		return s.maybeCommit(ctx, false)
+	}
+	return nil
+}
+
+// stop ends Run after the input closed or ctx was cancelled: flush, wait for the
+// acknowledgements (or commit) within StopTimeout, report.
+func (s *Sink) stop(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout)
+	defer cancel()
+	if s.txn != nil {
+		return s.stopTxn(sctx)
+	}
+	if err := s.flush(sctx); err != nil {
+		return s.abort(sctx, err)
+	}
+	s.track.seal(nil)
+	if err := s.cl.Flush(sctx); err != nil {
+		s.report()
+		return &Error{Op: "flush", Retryable: true, Err: err}
+	}
+	s.report()
+	if err := s.failure(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// abort ends Run after a failure: report what is safely written, abort an open
+// transaction, and return err.
+func (s *Sink) abort(ctx context.Context, err error) error {
+	if s.txn != nil {
+		s.abortTxn(ctx)
+		return err
+	}
+	s.report()
+	return err
+}
+
+// recordSize is the size the record takes in a record batch of its own, as franz-go
+// counts it against ProducerBatchMaxBytes (max.request.size).
+func recordSize(r *kgo.Record) int {
+	const batchOverhead = 61 + 64 // the batch header, and room for the request's framing
+	n := 1 + 10 + 5 + varintLen(len(r.Key)) + len(r.Key) + varintLen(len(r.Value)) + len(r.Value) + varintLen(len(r.Headers))
+	for _, h := range r.Headers {
+		n += varintLen(len(h.Key)) + len(h.Key) + varintLen(len(h.Value)) + len(h.Value)
+	}
+	return batchOverhead + varintLen(n) + n
+}
+
+func varintLen(n int) int {
+	l := 1
+	for u := uint64(n) << 1; u >= 0x80; u >>= 7 {
+		l++
+	}
+	return l
+}

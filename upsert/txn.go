@@ -1,0 +1,148 @@
+package upsert
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// txnState is the exactly-once writer's view of its Kafka transaction.
+type txnState struct {
+	open       bool        // BeginTransaction was called and the transaction not ended
+	since      time.Time   // when the transaction got its first record or checkpoint
+	bytes      int64       // key and value bytes produced in it
+	partial    bool        // it holds records of a source transaction whose end has not come
+	checkpoint *Checkpoint // the newest source transaction end in it, nil if none
+}
+
+// startTxn makes sure the state topic exists, fences earlier writers with the same
+// transactional id (InitProducerID bumps the epoch and aborts their open transaction),
+// and reads the last committed checkpoint with read_committed.
+func (s *Sink) startTxn(ctx context.Context) (*Checkpoint, error) {
+	state := &topicManager{admin: s.admin, creator: s.topics.creator, create: true, log: s.log,
+		known: map[string]bool{},
+		spec: TopicSpec{Partitions: 1, ReplicationFactor: s.cfg.ReplicationFactor,
+			Configs: map[string]string{"cleanup.policy": "compact"}}}
+	if err := state.ensure(ctx, []string{s.cfg.StateTopic}); err != nil {
+		return nil, err
+	}
+	if _, _, err := s.cl.ProducerID(ctx); err != nil {
+		return nil, wrap("init transactional id "+s.cfg.TransactionalID, "", tableNone, nil, err)
+	}
+	opts := append(s.cfg.Properties.ClientOpts(), s.cfg.ClientOpts...)
+	cp, err := readState(ctx, opts, s.admin, s.cfg.StateTopic, s.cfg.Pipeline)
+	if err != nil {
+		return nil, wrap("read state", s.cfg.StateTopic, tableNone, []byte(s.cfg.Pipeline), err)
+	}
+	return cp, nil
+}
+
+// beginTxn opens a Kafka transaction if none is open.
+func (s *Sink) beginTxn() error {
+	if s.txn.open {
+		return nil
+	}
+	if err := s.cl.BeginTransaction(); err != nil {
+		return wrap("begin transaction", "", tableNone, nil, err)
+	}
+	s.txn.open = true
+	if s.txn.since.IsZero() {
+		s.txn.since = time.Now()
+	}
+	return nil
+}
+
+// endTxn notes the end of a source transaction and commits when the Kafka transaction is
+// due.
+func (s *Sink) endTxn(ctx context.Context, cp *Checkpoint) error {
+	s.txn.partial = false
+	s.txn.checkpoint = cp
+	if s.txn.since.IsZero() {
+		s.txn.since = time.Now()
+	}
+	return s.maybeCommit(ctx, false)
+}
+
+// maybeCommit commits when the Kafka transaction ends on a source transaction boundary,
+// has something to commit, and is due by time or size (or force is set).
+func (s *Sink) maybeCommit(ctx context.Context, force bool) error {
+	t := s.txn
+	if t.partial || t.checkpoint == nil {
+		return nil
+	}
+	if !force && time.Since(t.since) < s.cfg.TransactionInterval && t.bytes < s.cfg.TransactionMaxBytes {
+		return nil
+	}
+	return s.commit(ctx)
+}
+
+// commit writes the buffered records and the state record, waits for every record's
+// result, and commits only if none failed. Kafka's EndTransaction would commit even a
+// transaction whose records all failed, so the promises are the only safeguard.
+func (s *Sink) commit(ctx context.Context) error {
+	if err := s.beginTxn(); err != nil {
+		return err
+	}
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	cp := s.txn.checkpoint
+	state := &kgo.Record{Topic: s.cfg.StateTopic, Key: []byte(s.cfg.Pipeline), Value: encodeState(cp)}
+	s.cl.Produce(ctx, state, s.promise(tableNone, nil))
+	if err := s.cl.Flush(ctx); err != nil {
+		return wrap("commit: flush", "", tableNone, nil, err)
+	}
+	if err := s.failure(); err != nil {
+		return err // Run aborts the transaction
+	}
+	if s.canceled.Load() {
+		return wrap("commit", "", tableNone, nil, fmt.Errorf("records were not produced: %w", context.Canceled))
+	}
+	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return wrap("commit", "", tableNone, nil, err)
+	}
+	s.txn.open = false
+	*s.txn = txnState{}
+	s.stats.Commits.Add(1)
+	if s.cfg.Acked != nil {
+		s.cfg.Acked(*cp)
+	}
+	return nil
+}
+
+// abortTxn aborts the open transaction, dropping the records still buffered in the
+// client. Errors are logged: the caller is already failing, and the next writer's
+// InitProducerID aborts whatever is left.
+func (s *Sink) abortTxn(ctx context.Context) {
+	if !s.txn.open {
+		return
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout)
+	defer cancel()
+	if err := s.cl.AbortBufferedRecords(actx); err != nil {
+		s.log.Warn("upsert: abort buffered records", "err", err)
+	}
+	if err := s.cl.EndTransaction(actx, kgo.TryAbort); err != nil {
+		s.log.Warn("upsert: abort transaction", "transactional_id", s.cfg.TransactionalID, "err", err)
+	}
+	*s.txn = txnState{}
+	s.stats.Aborts.Add(1)
+}
+
+// stopTxn ends an exactly-once Run: commit when the input stopped on a source
+// transaction boundary, abort otherwise (the partial transaction is written again after
+// the restart, from the last committed position).
+func (s *Sink) stopTxn(ctx context.Context) error {
+	if s.txn.partial || s.canceled.Load() {
+		s.abortTxn(ctx)
+		return nil
+	}
+	if err := s.maybeCommit(ctx, true); err != nil {
+		s.abortTxn(ctx)
+		return err
+	}
+	s.abortTxn(ctx) // nothing left unless there was nothing to commit
+	return nil
+}
