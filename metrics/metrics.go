@@ -42,7 +42,7 @@ type Metrics struct {
 	TransactionsCommitted prometheus.Counter
 	// KafkaTransactions counts committed Kafka transactions (exactly-once only).
 	KafkaTransactions prometheus.Counter
-	// PositionStored is the Unix time of the source commit of the last stored position.
+	// PositionStored is when (Unix time) the last position was stored.
 	PositionStored prometheus.Gauge
 	// Errors counts errors by kind (source, sink, state, retry).
 	Errors *prometheus.CounterVec
@@ -79,7 +79,7 @@ func New(pipeline string) *Metrics {
 		KafkaTransactions: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_kafka_transactions_committed_total",
 			Help: "Kafka transactions committed (exactly-once).", ConstLabels: c}),
 		PositionStored: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingest_position_stored_timestamp_seconds",
-			Help: "Source commit time (Unix seconds) of the last stored position.", ConstLabels: c}),
+			Help: "When (Unix seconds) the last position was stored.", ConstLabels: c}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_errors_total",
 			Help: "Errors by kind (source, sink, state; retried ones included).", ConstLabels: c}, []string{"kind"}),
 		OversizedSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_oversized_records_skipped_total",

@@ -9,6 +9,7 @@ import (
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/state"
 )
 
@@ -73,6 +74,7 @@ func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
 		Parallelism: r.def.Pipeline.Parallelism, ServerIDs: ids, Resume: resume,
 		OnProgress: func(p snapshot.TableProgress) {
 			t := p.Table.String()
+			r.display.Table(progress.Table{Name: t, Rows: p.Rows, Estimate: p.Estimate})
 			r.m.SnapshotRowsDone.WithLabelValues(t).Set(float64(p.Rows))
 			r.m.SnapshotChunksDone.WithLabelValues(t).Set(float64(p.Chunks))
 			r.m.SnapshotRowsEstimated.WithLabelValues(t).Set(float64(p.Estimate))
@@ -149,6 +151,7 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		r.display.SnapshotDone()
 		r.log.Info("initial snapshot finished")
 	}
 	pipe.endSnapshot()

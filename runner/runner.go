@@ -16,6 +16,7 @@ import (
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/metrics"
 	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -33,6 +34,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, when set, is used instead of a new set (tests).
 	Metrics *metrics.Metrics
+	// Display shows the progress (default: log lines every 30s).
+	Display progress.Display
 	// SaveEvery bounds how often the local store writes a checkpoint (default 200ms); the
 	// last one is always written when the run stops.
 	SaveEvery time.Duration
@@ -64,7 +67,9 @@ type run struct {
 	src    cdc.Config
 	snk    upsert.Config
 
-	phases *phases
+	phases  *phases
+	display progress.Display
+	status  status
 
 	mu      sync.Mutex
 	pending *upsert.Checkpoint // the last acknowledged checkpoint not yet saved
@@ -81,7 +86,10 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
 	}
-	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1)}
+	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display}
+	if r.display == nil {
+		r.display = progress.NewLog(opts.Logger, 30*time.Second)
+	}
 	if r.m == nil {
 		r.m = metrics.New(def.Pipeline.Name)
 	}
@@ -96,6 +104,7 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 		return nil, err
 	}
 	r.snk.Acked = r.acked
+	r.snk.Written = (&written{m: r.m, count: &r.status.records}).observe
 	id := state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
 	if r.store, err = state.Open(opts.StateDir, id); err != nil {
 		return nil, err
@@ -166,6 +175,8 @@ func (r *run) run(ctx context.Context) error {
 	if !r.exactlyOnce() {
 		g.Go(func() error { return r.saveLoop(gctx, sinkDone) })
 	}
+	go r.showStatus(sinkDone)
+	defer r.display.Close()
 	err = g.Wait()
 	if serr := r.saveLast(); err == nil {
 		err = serr
@@ -238,7 +249,9 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	var held []change.Batch // a stream transaction's batches, held while the hand-off filters
 	for b := range pipe.stream {
 		if !b.CommitTime.IsZero() {
-			r.m.SourceLag.Set(time.Since(b.CommitTime).Seconds())
+			lag := time.Since(b.CommitTime)
+			r.m.SourceLag.Set(lag.Seconds())
+			r.status.lagMillis.Store(lag.Milliseconds())
 		}
 		if handoff == nil {
 			if !send(upsert.Input{Batch: b}) {
@@ -362,5 +375,6 @@ func (r *run) saveLast() error {
 		return fmt.Errorf("store position %s: %w", cp.Position, err)
 	}
 	r.m.PositionStored.SetToCurrentTime()
+	r.status.position.Store(string(cp.Position))
 	return nil
 }

@@ -97,12 +97,25 @@ type Config struct {
 	// Acked is called with each checkpoint that is acknowledged (at-least-once, none) or
 	// committed (exactly-once), in order, from Run's goroutine; it must not block for long.
 	Acked func(Checkpoint)
+	// Written, when set, is called for every record the broker acknowledged (with
+	// exactly-once: written into the open transaction), from the producer's goroutines; it
+	// must be fast and safe for concurrent use (metrics).
+	Written func(Written)
 	// Logger receives warnings and notices (default slog.Default()).
 	Logger *slog.Logger
 	// StopTimeout bounds the final flush (and commit) when Run stops (default 30s).
 	StopTimeout time.Duration
 	// ClientOpts are added to the franz-go options last (tests, tuning).
 	ClientOpts []kgo.Opt
+}
+
+// Written describes one acknowledged record, for metrics.
+type Written struct {
+	Table     change.TableID
+	Topic     string
+	Bytes     int           // key plus value
+	Tombstone bool          // the record has no value
+	Latency   time.Duration // from handing the record to the producer to its acknowledgement
 }
 
 // Stats are counters of a running sink, safe to read at any time.
@@ -467,10 +480,23 @@ func (s *Sink) produce(ctx context.Context, r outRecord) error {
 	return nil
 }
 
+// written reports an acknowledged record to Config.Written.
+func (s *Sink) written(table change.TableID, r *kgo.Record, start time.Time) {
+	s.cfg.Written(Written{Table: table, Topic: r.Topic, Bytes: len(r.Key) + len(r.Value),
+		Tombstone: r.Value == nil, Latency: time.Since(start)})
+}
+
 // promise returns the callback of a record: it records the first failure and completes
 // the record's unit. It runs on the client's goroutine and never blocks.
 func (s *Sink) promise(table change.TableID, u *unit) func(*kgo.Record, error) {
+	var start time.Time
+	if s.cfg.Written != nil {
+		start = time.Now()
+	}
 	return func(r *kgo.Record, err error) {
+		if err == nil && s.cfg.Written != nil {
+			s.written(table, r, start)
+		}
 		if err != nil && errors.Is(err, context.Canceled) {
 			// Run is stopping: the record was never written; its unit stays incomplete and
 			// an exactly-once transaction holding it is aborted, not committed.

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/runner"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/tail"
 	"github.com/ingestkit/ingest/upsert"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/term"
 )
 
 // resolver builds the placeholder providers from the flags and the
@@ -140,9 +144,14 @@ func (a *app) apply(ctx context.Context, path string) error {
 	}
 	a.log.Info("pipeline loaded", "file", path, "pipeline", masked(def, "pipeline.name", def.Pipeline.Name),
 		"state", a.stateDir, "until_caught_up", a.untilCaughtUp)
-	err = runner.Run(ctx, def, runner.Options{
-		StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Logger: a.log,
-	})
+	opts := runner.Options{StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Logger: a.log}
+	if f, ok := a.stderr.(*os.File); ok && a.logFormat == "text" && term.IsTerminal(int(f.Fd())) {
+		// On a terminal: progress bars and a status line, with the logs printed above them.
+		d := progress.NewTerminal(f)
+		opts.Display = d
+		opts.Logger = slog.New(slog.NewTextHandler(d, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	err = runner.Run(ctx, def, opts)
 	if err != nil {
 		return failure(err)
 	}
