@@ -96,5 +96,8 @@ func eta(t Table, rate float64) string {
 
 // statusLine renders s for the terminal's status line.
 func statusLine(s Status) string {
+	if s.Position == "" {
+		s.Position = "(none stored yet)"
+	}
 	return fmt.Sprintf("streaming: %d records written, lag %s, position %s", s.Records, s.Lag.Round(time.Millisecond), s.Position)
 }
