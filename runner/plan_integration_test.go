@@ -36,22 +36,27 @@ func TestPlanGolden(t *testing.T) {
 	got := strings.ReplaceAll(text.String(), name, "DB")
 	got = strings.ReplaceAll(got, dir, "STATE")
 	got = regexp.MustCompile(`~\d+ rows`).ReplaceAllString(got, "~N rows")
-	golden := filepath.Join("testdata", "plan.golden")
+	goldenFile(t, filepath.Join("testdata", "plan.golden"), got)
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil || !json.Valid(js.Bytes()) {
+		t.Fatalf("WriteJSON: %v\n%s", err, js.String())
+	}
+}
+
+// goldenFile compares got with the file, which -update rewrites.
+func goldenFile(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != string(want) {
-		t.Errorf("plan output differs from %s:\n%s", golden, got)
-	}
-	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil || !json.Valid(js.Bytes()) {
-		t.Fatalf("WriteJSON: %v\n%s", err, js.String())
+		t.Errorf("output differs from %s:\n%s", path, got)
 	}
 }
 

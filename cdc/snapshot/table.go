@@ -199,12 +199,19 @@ ORDER BY TABLE_SCHEMA, TABLE_NAME`)
 	return ids, nil
 }
 
+// selectSQL lists the columns in table order. FLOAT columns are widened to DOUBLE: the
+// text protocol prints FLOAT with 6 significant digits (123.457 for 123.45679), while the
+// binlog carries the exact float32, and the same row must encode to the same bytes.
 func selectSQL(t *table) string {
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	for i, c := range t.desc.Schema.Columns {
 		if i > 0 {
 			b.WriteByte(',')
+		}
+		if k, ok := t.desc.Columns[i].(interface{ ValueKind() change.Kind }); ok && k.ValueKind() == change.Float32 {
+			b.WriteString("CAST(" + quoteIdent(c.Name) + " AS DOUBLE)")
+			continue
 		}
 		b.WriteString(quoteIdent(c.Name))
 	}
