@@ -3,11 +3,12 @@ package cdc
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/ingestkit/ingest/internal/tlsconf"
 )
 
 // JDBC property names understood by TLSFromJDBC (MySQL Connector/J and MariaDB Connector/J
@@ -54,7 +55,7 @@ func TLSFromJDBC(props map[string]string, host string) (cfg *tls.Config, ignored
 	case "REQUIRED", "PREFERRED":
 		cfg.InsecureSkipVerify = true
 	case "VERIFY_CA":
-		verifyChainOnly(cfg)
+		tlsconf.VerifyChainOnly(cfg, "MySQL server")
 	}
 	return cfg, ignored, nil
 }
@@ -83,21 +84,4 @@ func caFile(props map[string]string) string {
 		return strings.TrimPrefix(v, "file:")
 	}
 	return strings.TrimPrefix(props["trustCertificateKeyStoreUrl"], "file:")
-}
-
-// verifyChainOnly checks the server's chain against the roots but not its host name.
-func verifyChainOnly(cfg *tls.Config) {
-	roots := cfg.RootCAs
-	cfg.InsecureSkipVerify = true
-	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("cdc: the server sent no certificate")
-		}
-		inter := x509.NewCertPool()
-		for _, c := range cs.PeerCertificates[1:] {
-			inter.AddCert(c)
-		}
-		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-		return err
-	}
 }

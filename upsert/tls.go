@@ -12,6 +12,8 @@ import (
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/ingestkit/ingest/internal/tlsconf"
 )
 
 // tlsProps are the ssl.* properties.
@@ -55,39 +57,11 @@ func (tp *tlsProps) tlsConfig() (*tls.Config, error) {
 		if !tp.endpointSet {
 			break // Java's default is https
 		}
-		verifyChainOnly(cfg)
+		tlsconf.VerifyChainOnly(cfg, "broker")
 	default:
 		return nil, fmt.Errorf("properties.ssl.endpoint.identification.algorithm: unsupported value %q; use https (the default) or an empty value", tp.endpointAlgorithm)
 	}
 	return cfg, nil
-}
-
-// verifyChainOnly makes cfg verify the broker's certificate chain against the trusted roots
-// but not its host name, as Java does with ssl.endpoint.identification.algorithm="".
-// InsecureSkipVerify only turns off Go's built-in check, which verifies both; the
-// VerifyConnection callback then does the chain part, so an untrusted certificate is still
-// refused.
-func verifyChainOnly(cfg *tls.Config) {
-	roots := cfg.RootCAs
-	cfg.InsecureSkipVerify = true
-	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("tls: the broker sent no certificate")
-		}
-		inter := x509.NewCertPool()
-		for _, c := range cs.PeerCertificates[1:] {
-			inter.AddCert(c)
-		}
-		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{
-			Roots:         roots, // nil: the system roots
-			Intermediates: inter,
-			KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		})
-		if err != nil {
-			return fmt.Errorf("tls: verify broker certificate: %w", err)
-		}
-		return nil
-	}
 }
 
 var tlsVersions = map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
