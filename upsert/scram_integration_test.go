@@ -4,6 +4,8 @@ package upsert
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"net"
 	"strings"
 	"testing"
@@ -14,46 +16,54 @@ import (
 
 // TestSASLSCRAMOverTLS starts a private broker with a SASL_SSL listener (SCRAM-SHA-256, a
 // certificate made by the test) and writes through it with the Java-style properties: a
-// JKS trust store made by keytool and a quoted JAAS configuration. A wrong password is a fatal error that does not show the password.
+// JKS trust store made by keytool, then a PEM one, and a quoted JAAS configuration. A wrong password is a fatal error that does not show the password.
 func TestSASLSCRAMOverTLS(t *testing.T) {
 	pki := newTestPKI(t, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
 	b := startPrivateBroker(t, pki)
-	trust := pki.trustStoreFile(t, "JKS", "changeit")
 	jaas := func(pwd string) string {
 		return `org.apache.kafka.common.security.scram.ScramLoginModule required username="` + b.scramUser +
 			`" password="` + strings.ReplaceAll(pwd, `"`, `\"`) + `";`
 	}
-	props := func(pwd string) map[string]string {
-		return map[string]string{
+	// Trust stores: a JKS store made by keytool (Java's default type), and the CA as PEM.
+	stores := []map[string]string{
+		{"ssl.truststore.location": pki.trustStoreFile(t, "JKS", "changeit"), "ssl.truststore.password": "changeit"},
+		{"ssl.truststore.location": pki.caPEM, "ssl.truststore.type": "PEM"},
+	}
+	props := func(pwd string, store map[string]string) map[string]string {
+		p := map[string]string{
 			"bootstrap.servers": b.saslAddr(), "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
-			"sasl.jaas.config": jaas(pwd), "ssl.truststore.location": trust, "ssl.truststore.password": "changeit",
-			"request.timeout.ms": "10000",
+			"sasl.jaas.config": jaas(pwd), "request.timeout.ms": "10000",
 		}
+		maps.Copy(p, store)
+		return p
 	}
-	topic := "scram_" + strings.ToLower(t.Name()[len(t.Name())-4:])
-	var got acks
-	cfg := baseConfig(t, topic, ExactlyOnce)
-	p, err := ParseProperties(props(b.scramPwd))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Properties = p
-	cfg.Acked = got.add
 	var inputs []Input
 	for i := range 20 {
 		inputs = append(inputs, seqTxn(i))
 	}
-	if err := runSink(t, cfg, inputs); err != nil {
-		t.Fatal(err)
+	var cfg Config
+	for i, store := range stores {
+		topic := fmt.Sprintf("scram_%d_%s", i, strings.ToLower(t.Name()[len(t.Name())-4:]))
+		var got acks
+		cfg = baseConfig(t, topic, ExactlyOnce)
+		p, err := ParseProperties(props(b.scramPwd, store))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Properties = p
+		cfg.Acked = got.add
+		if err := runSink(t, cfg, inputs); err != nil {
+			t.Fatalf("trust store %v: %v", store, err)
+		}
+		if got.last() != "20" {
+			t.Errorf("trust store %v: last checkpoint %q, want 20", store, got.last())
+		}
+		// Read back over the plaintext listener.
+		t.Setenv("INGEST_TEST_KAFKA", b.plainAddr())
+		checkExactlyOnce(t, topic, 20)
 	}
-	if got.last() != "20" {
-		t.Errorf("last checkpoint %q, want 20", got.last())
-	}
-	// Read back over the plaintext listener.
-	t.Setenv("INGEST_TEST_KAFKA", b.plainAddr())
-	checkExactlyOnce(t, topic, 20)
 
-	bad, err := ParseProperties(props("wrong-secret"))
+	bad, err := ParseProperties(props("wrong-secret", stores[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
