@@ -151,7 +151,8 @@ func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.
 	if s.JSON.TimestampFormat == pipeline.TimestampISO8601 {
 		cfg.Encode.Timestamps = upsert.TimestampISO8601
 	}
-	return cfg, nil
+	err = apsaraSink(def, &cfg, log) // ApsaraMQ: topics through the OpenAPI, no idempotence
+	return cfg, err
 }
 
 // sourceTLS maps jdbc.properties.* onto the source's TLS settings.

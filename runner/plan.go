@@ -143,6 +143,9 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition) erro
 	if len(want) == 0 {
 		return nil
 	}
+	if def.Sink.Aliyun.Enabled() {
+		return rep.addApsaraTopics(ctx, def, want)
+	}
 	props := make(map[string]string, len(def.Sink.Properties))
 	for k, v := range def.Sink.Properties {
 		props[k] = v.Reveal()

@@ -17,7 +17,8 @@
 // SignatureDoesNotMatch, Success:false in an HTTP 200, a numeric Code, an
 // error page echoing the signed URL. The server records created topics and
 // every call, and makes a new topic ready after [Server.SetReadyAfter]
-// status polls.
+// status polls. [Server.SetOnCreate] lets a test make each CreateTopic do
+// something real, such as create the topic on a Kafka broker.
 //
 // Codes and values the real service was not observed to use, and which the
 // fake had to choose, are marked "(fake's choice)" in the documentation.
@@ -150,6 +151,7 @@ type Server struct {
 	calls      []Call
 	seq        int
 	now        func() time.Time
+	onCreate   func(name string, partitions int, compact bool) error
 }
 
 // NewServer starts a Server on a loopback port. It accepts [AccessKeyID]
@@ -202,6 +204,23 @@ func (s *Server) SetReadyAfter(k int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.readyAfter = max(k, 0)
+}
+
+// SetOnCreate installs a hook that every CreateTopic the server accepts
+// calls before it records the new topic, with the topic's name,
+// PartitionNum and CompactTopic flag: a test can create the topic on a real
+// broker there, so that data written after the OpenAPI call finds it. The
+// hook runs without the server's lock held, so it may call the server's
+// methods (AddTopic, for example, to simulate another client creating a
+// topic at the same moment). When it returns an error the request is
+// answered with HTTP 500 and Code ONS_SYSTEM_ERROR (the fake's choice of
+// status), quoting the error, and no topic is recorded. nil removes the
+// hook. Injected answers ([Server.Inject]) take precedence: the hook is not
+// called for a request answered by one.
+func (s *Server) SetOnCreate(f func(name string, partitions int, compact bool) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCreate = f
 }
 
 // AddTopic adds a ready topic to InstanceID, as if created earlier.
@@ -371,7 +390,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // rawBody).
 func (s *Server) handle(r *http.Request, action string, p url.Values) (int, any) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
 	if st, body, ok := s.checkRequest(r, action, p); !ok {
 		return st, body
 	}
@@ -388,7 +412,27 @@ func (s *Server) handle(r *http.Request, action string, p url.Values) (int, any)
 	}
 	switch action {
 	case "CreateTopic":
-		return s.createTopic(p)
+		t, status, body := s.checkCreateTopic(p)
+		if t == nil {
+			return status, body
+		}
+		if hook := s.onCreate; hook != nil {
+			s.mu.Unlock()
+			locked = false
+			err := hook(t.Name, t.Partitions, t.Compact)
+			s.mu.Lock()
+			locked = true
+			if err != nil {
+				return http.StatusInternalServerError, errEnv("ONS_SYSTEM_ERROR", "create topic: "+err.Error())
+			}
+			if _, ok := s.topics[t.Name]; ok {
+				// Created by someone else while the hook ran.
+				r := AlreadyExists()
+				return r.Status, errEnv(r.Code.(string), r.Message)
+			}
+		}
+		s.addTopic(t)
+		return http.StatusOK, okEnv()
 	case "GetTopicList":
 		return s.getTopicList(p)
 	case "GetTopicStatus":
@@ -550,32 +594,33 @@ func hostID(action string) string {
 	return "alikafka." + RegionID + ".aliyuncs.com"
 }
 
-func (s *Server) createTopic(p url.Values) (int, any) {
+// checkCreateTopic checks a CreateTopic request and returns the topic to
+// add, or nil with the error answer.
+func (s *Server) checkCreateTopic(p url.Values) (*Topic, int, any) {
 	for _, name := range []string{"InstanceId", "Topic", "Remark", "PartitionNum"} {
 		if p.Get(name) == "" {
-			return http.StatusBadRequest, errEnv("Missing"+name, "The input parameter \""+name+"\" that is mandatory for processing this request is not supplied.")
+			return nil, http.StatusBadRequest, errEnv("Missing"+name, "The input parameter \""+name+"\" that is mandatory for processing this request is not supplied.")
 		}
 	}
 	n, err := strconv.Atoi(p.Get("PartitionNum"))
 	if err != nil || n < 1 || n > 360 {
-		return http.StatusBadRequest, errEnv("InvalidParameter", "PartitionNum must be an integer from 1 to 360.")
+		return nil, http.StatusBadRequest, errEnv("InvalidParameter", "PartitionNum must be an integer from 1 to 360.")
 	}
 	compact := p.Get("CompactTopic") == "true"
 	local := p.Get("LocalTopic") == "true"
 	if compact && !local {
 		// The reference's constraint; the code is the fake's choice.
-		return http.StatusBadRequest, errEnv("InvalidParameter", "CompactTopic is only supported for local storage topics (LocalTopic=true).")
+		return nil, http.StatusBadRequest, errEnv("InvalidParameter", "CompactTopic is only supported for local storage topics (LocalTopic=true).")
 	}
 	name := p.Get("Topic")
 	if _, ok := s.topics[name]; ok {
 		r := AlreadyExists()
-		return r.Status, errEnv(r.Code.(string), r.Message)
+		return nil, r.Status, errEnv(r.Code.(string), r.Message)
 	}
-	s.addTopic(&Topic{
+	return &Topic{
 		Name: name, InstanceID: p.Get("InstanceId"), Partitions: n, Compact: compact, Local: local,
 		Remark: p.Get("Remark"), readyAfter: s.readyAfter, Ready: false,
-	})
-	return http.StatusOK, okEnv()
+	}, 0, nil
 }
 
 func (s *Server) getTopicList(p url.Values) (int, any) {

@@ -2,6 +2,8 @@ package aliyuntest
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -217,5 +219,64 @@ func TestServerInject(t *testing.T) {
 	}
 	if n := s.CallCount("GetTopicList"); n != 4 {
 		t.Fatalf("CallCount = %d", n)
+	}
+}
+
+func TestServerOnCreate(t *testing.T) {
+	s := NewServer()
+	defer s.Close()
+	type created struct {
+		name       string
+		partitions int
+		compact    bool
+	}
+	var got []created
+	s.SetOnCreate(func(name string, partitions int, compact bool) error {
+		got = append(got, created{name, partitions, compact})
+		switch name {
+		case "fails":
+			return errors.New("broker said no")
+		case "raced":
+			// The hook runs without the lock: another client creates the
+			// topic meanwhile.
+			s.AddTopic("raced", 1)
+		}
+		return nil
+	})
+	create := func(topic string, compact bool) (int, map[string]any) {
+		p := params("CreateTopic", "2019-09-16", AccessKeyID)
+		p.Set("InstanceId", InstanceID)
+		p.Set("Topic", topic)
+		p.Set("Remark", "r-1")
+		p.Set("PartitionNum", "6")
+		if compact {
+			p.Set("LocalTopic", "true")
+			p.Set("CompactTopic", "true")
+		}
+		return send(t, s, p, AccessKeySecret)
+	}
+	if st, body := create("orders", true); st != 200 || body["Success"] != true {
+		t.Fatalf("create: %d %v", st, body)
+	}
+	if st, body := create("orders", true); st != 400 || body["Code"] != "BIZ_TOPIC_ALREADY_EXISTS" {
+		t.Fatalf("create again: %d %v", st, body)
+	}
+	if st, body := create("fails", false); st != 500 || body["Code"] != "ONS_SYSTEM_ERROR" ||
+		!strings.Contains(str(body["Message"]), "broker said no") {
+		t.Fatalf("failing hook: %d %v", st, body)
+	}
+	if _, ok := s.Topic("fails"); ok {
+		t.Error("a topic whose hook failed was recorded")
+	}
+	if st, body := create("raced", false); st != 400 || body["Code"] != "BIZ_TOPIC_ALREADY_EXISTS" {
+		t.Fatalf("raced: %d %v", st, body)
+	}
+	s.Inject("CreateTopic", 1, ThrottlingUser())
+	if st, _ := create("throttled", false); st != 400 {
+		t.Fatalf("injected answer: HTTP %d", st)
+	}
+	want := []created{{"orders", 6, true}, {"fails", 6, false}, {"raced", 6, false}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("hook calls %v, want %v (none for an existing topic or an injected answer)", got, want)
 	}
 }

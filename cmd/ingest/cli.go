@@ -35,6 +35,7 @@ type app struct {
 	output        string
 	offline       bool
 	tail          tailFlags
+	kms           kmsFlags
 }
 
 // tailFlags are the flags of `ingest tail`.
@@ -107,6 +108,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringArrayVar(&a.vars, "var", nil, "set the variable ${NAME} to VALUE (`NAME=VALUE`); repeatable; wins over --vars and INGEST_VAR_*")
 	pf.StringVar(&a.varsFile, "vars", "", "`FILE` with a YAML map of variable names to values; wins over INGEST_VAR_*")
 	pf.StringVar(&a.logFormat, "log-format", "text", "`FORMAT` of the logs on stderr: text or json")
+	a.addKMSFlags(root)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.tailCommand(), a.versionCommand())
 	return root

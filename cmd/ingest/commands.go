@@ -22,7 +22,8 @@ import (
 )
 
 // resolver builds the placeholder providers from the flags and the
-// environment. Secrets: --secrets, then INGEST_SECRET_*. Variables: --var,
+// environment. Secrets: --secrets, then INGEST_SECRET_*, then KMS when
+// --kms-region or INGEST_KMS_REGION is set (kms.go). Variables: --var,
 // then --vars, then INGEST_VAR_*, so that the most explicit wins. The
 // message of an unresolved placeholder lists every way to supply it.
 func (a *app) resolver() (*secrets.Resolver, error) {
@@ -36,6 +37,10 @@ func (a *app) resolver() (*secrets.Resolver, error) {
 			return nil, err
 		}
 		secretProviders = []secrets.Provider{m, secretEnv}
+	}
+	secretProviders, err := a.addKMS(secretProviders)
+	if err != nil {
+		return nil, err
 	}
 	flags, err := secrets.ParseVarFlags(a.vars)
 	if err != nil {
