@@ -65,6 +65,11 @@ type Config struct {
 	// Position, when non-zero, is the stored position to resume from; the startup mode
 	// is then ignored.
 	Position Position
+	// SchemaHistory is the schema history stored with Position ([Source.SchemaHistory]),
+	// so that the events after Position decode with the columns of their time even when DDL
+	// ran since. Without it (or without Position) the tables' shapes at the start position
+	// are read from information_schema as it is now. New fails on a history it cannot read.
+	SchemaHistory []byte
 	// Startup is the startup mode used when Position is zero.
 	Startup StartupMode
 	// StartPosition is the position of StartSpecific: file and offset, or a GTID set.

@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/pingcap/tidb/pkg/parser"
-	"github.com/pingcap/tidb/pkg/parser/ast"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
 	"github.com/ingestkit/ingest/change"
@@ -68,56 +66,8 @@ func stripLeadingComments(s string) string {
 	}
 }
 
-// ddlTables returns the tables whose shape a DDL statement may change, qualified with db
-// (the QueryEvent's default database) where the statement does not name one. all is set
-// when the statement could not be understood: every captured table of db must be treated as
-// changed.
-func ddlTables(db, query string) (tables []change.TableID, all bool) {
-	stmts, _, err := parser.New().Parse(query, "", "")
-	if err != nil {
-		return ddlTablesByPattern(db, query)
-	}
-	add := func(tn *ast.TableName) {
-		if tn == nil {
-			return
-		}
-		schema := tn.Schema.O
-		if schema == "" {
-			schema = db
-		}
-		tables = append(tables, change.TableID{DB: schema, Table: tn.Name.O})
-	}
-	for _, stmt := range stmts {
-		switch s := stmt.(type) {
-		case *ast.CreateTableStmt:
-			add(s.Table)
-		case *ast.AlterTableStmt:
-			add(s.Table)
-			for _, spec := range s.Specs {
-				add(spec.NewTable)
-			}
-		case *ast.DropTableStmt:
-			for _, t := range s.Tables {
-				add(t)
-			}
-		case *ast.RenameTableStmt:
-			for _, tt := range s.TableToTables {
-				add(tt.OldTable)
-				add(tt.NewTable)
-			}
-		case *ast.TruncateTableStmt:
-			add(s.Table)
-		case *ast.CreateIndexStmt:
-			add(s.Table)
-		case *ast.DropIndexStmt:
-			add(s.Table)
-		}
-	}
-	return tables, false
-}
-
-// ddlTablePattern finds the table of the MariaDB statements the TiDB parser does not know
-// (CREATE OR REPLACE TABLE, ALTER ONLINE TABLE, IF EXISTS variants, …).
+// ddlTablePattern finds the table of a statement the TiDB parser does not read even after
+// rewriteMariaDB, for the history to read it from information_schema.
 var ddlTablePattern = regexp.MustCompile("(?is)^\\s*(?:CREATE|ALTER|DROP|RENAME|TRUNCATE)\\b.*?\\bTABLE\\s+(?:IF\\s+(?:NOT\\s+)?EXISTS\\s+)?" +
 	"((?:`[^`]+`|[\\w$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[\\w$]+))?)")
 

@@ -7,8 +7,15 @@
 //     GTIDs kept as the last GTID per domain, MySQL GTID sets), with a text form that
 //     round-trips through [ParsePosition].
 //   - schema.go: [Column] and [Table], the description of a captured table built from the
-//     binlog's TABLE_MAP event (binlog_row_metadata=FULL) and information_schema, cached per
-//     table and invalidated by DDL.
+//     binlog's TABLE_MAP event (binlog_row_metadata=FULL: names, keys, signedness, charsets,
+//     labels) and the table's shape at that point of the binlog from the schema history,
+//     cached per table (schemacache.go) and rebuilt after DDL.
+//   - history.go, ddlapply.go, ddlparse.go: the schema history. The shapes of the captured
+//     tables at the start position (information_schema), then each DDL applied in binlog
+//     order (parsed with TiDB's parser, MariaDB syntax rewritten first), so that every event
+//     decodes with the facts of its time (TINYINT(1), MariaDB JSON, SQL types; the names too
+//     without FULL row metadata). It is stored next to the position ([Source.SchemaHistory],
+//     [Config.SchemaHistory]).
 //   - decode.go: the type conversion from a binlog value ([Column.FromBinlog]) or from the text
 //     a SELECT returns ([Column.FromText]) to a [change.Value], so the snapshot and the binlog
 //     produce identical values for the same row state.

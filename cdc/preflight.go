@@ -72,7 +72,8 @@ var variableRules = []variableRule{
 	{"binlog_format", "ROW", Error, "SET GLOBAL binlog_format = 'ROW' (and in the server configuration, so it survives a restart)"},
 	{"binlog_row_image", "FULL", Error, "SET GLOBAL binlog_row_image = 'FULL' (and in the server configuration)"},
 	{"binlog_row_metadata", "FULL", Warning, "SET GLOBAL binlog_row_metadata = 'FULL' (and in the server configuration); without it column names, " +
-		"character sets and ENUM/SET labels come from information_schema as it is now, not as it was when an old event was written"},
+		"signedness, character sets and ENUM/SET labels come from the schema history alone, so a start from a past position " +
+		"without a stored history takes the columns of today and stops at the first table whose columns changed since"},
 }
 
 func checkVariables(ctx context.Context, db *sql.DB) []Problem {

@@ -20,21 +20,38 @@ type Table struct {
 
 // tableInfo is what information_schema says of a table: the facts the binlog cannot carry
 // (display widths, the JSON check of MariaDB, column SQL types) and the whole shape when
-// the binlog carries no names (binlog_row_metadata=MINIMAL).
+// the binlog carries no names (binlog_row_metadata=MINIMAL). The schema history keeps one
+// per table and DDL (see history.go), so a tableInfo in a history version is never modified:
+// DDL applies to a clone. It is stored as JSON with the history.
 type tableInfo struct {
-	Columns    []infoColumn
-	PrimaryKey []string
+	Columns    []infoColumn `json:"columns"`
+	PrimaryKey []string     `json:"key,omitempty"`
+	// Charset is the table's default character set, which columns added without one take
+	// ("" when unknown).
+	Charset string `json:"charset,omitempty"`
+	// Checks are the table-level CHECK constraints that validate columns with json_valid
+	// (MariaDB JSON columns declared as LONGTEXT with a table constraint).
+	Checks []jsonCheck `json:"checks,omitempty"`
+}
+
+// jsonCheck is a table-level CHECK constraint naming columns in json_valid(col).
+type jsonCheck struct {
+	Name    string   `json:"name,omitempty"` // "" when the statement gave none
+	Columns []string `json:"columns"`
 }
 
 // infoColumn is one row of information_schema.COLUMNS (plus the MariaDB JSON check).
 type infoColumn struct {
-	Name       string
-	DataType   string // DATA_TYPE, lower case: "int", "longtext", "enum", …
-	ColumnType string // COLUMN_TYPE: "int(10) unsigned", "tinyint(1)", "enum('a','b')"
-	Charset    string // CHARACTER_SET_NAME, "" for non-text columns
-	Scale      int    // NUMERIC_SCALE or DATETIME_PRECISION
-	Length     int    // CHARACTER_OCTET_LENGTH (BINARY) or NUMERIC_PRECISION (BIT)
-	JSON       bool   // MariaDB: a CHECK (json_valid(`col`)) exists
+	Name       string `json:"name"`
+	DataType   string `json:"data_type"`         // DATA_TYPE, lower case: "int", "longtext", "enum", …
+	ColumnType string `json:"column_type"`       // COLUMN_TYPE: "int(10) unsigned", "tinyint(1)", "enum('a','b')"
+	Charset    string `json:"charset,omitempty"` // CHARACTER_SET_NAME, "" for non-text columns
+	Scale      int    `json:"scale,omitempty"`   // NUMERIC_SCALE or DATETIME_PRECISION
+	Length     int    `json:"length,omitempty"`  // CHARACTER_OCTET_LENGTH (BINARY) or NUMERIC_PRECISION (BIT)
+	JSON       bool   `json:"json,omitempty"`    // MariaDB: a CHECK (json_valid(`col`)) exists
+	// ColumnCheck says the JSON check is the column's own (MariaDB's JSON type, or CHECK in
+	// the column definition): MODIFY and CHANGE replace it with the new definition's.
+	ColumnCheck bool `json:"column_check,omitempty"`
 }
 
 // column returns the info of the named column, or nil.
@@ -42,12 +59,71 @@ func (ti *tableInfo) column(name string) *infoColumn {
 	if ti == nil {
 		return nil
 	}
-	for i := range ti.Columns {
-		if strings.EqualFold(ti.Columns[i].Name, name) {
-			return &ti.Columns[i]
-		}
+	if i := ti.index(name); i >= 0 {
+		return &ti.Columns[i]
 	}
 	return nil
+}
+
+// index returns the position of the named column (names are case-insensitive), or -1.
+func (ti *tableInfo) index(name string) int {
+	return slices.IndexFunc(ti.Columns, func(c infoColumn) bool { return strings.EqualFold(c.Name, name) })
+}
+
+// clone returns a deep copy.
+func (ti *tableInfo) clone() *tableInfo {
+	cp := &tableInfo{Columns: slices.Clone(ti.Columns), PrimaryKey: slices.Clone(ti.PrimaryKey), Charset: ti.Charset}
+	for _, c := range ti.Checks {
+		cp.Checks = append(cp.Checks, jsonCheck{Name: c.Name, Columns: slices.Clone(c.Columns)})
+	}
+	return cp
+}
+
+// renameReferences renames a column in the primary key and the JSON checks, as the server
+// does when a column is renamed.
+func (ti *tableInfo) renameReferences(old, name string) {
+	rename := func(names []string) {
+		for i, n := range names {
+			if strings.EqualFold(n, old) {
+				names[i] = name
+			}
+		}
+	}
+	rename(ti.PrimaryKey)
+	for _, c := range ti.Checks {
+		rename(c.Columns)
+	}
+}
+
+// dropCheck applies DROP CONSTRAINT name (DROP CHECK name). A column's own check is named
+// after the column. An error says the constraint may be an unnamed JSON check whose
+// server-given name is not known.
+func (ti *tableInfo) dropCheck(name string) error {
+	if i := slices.IndexFunc(ti.Checks, func(c jsonCheck) bool { return strings.EqualFold(c.Name, name) }); i >= 0 {
+		ti.Checks = slices.Delete(ti.Checks, i, i+1)
+		return nil
+	}
+	if c := ti.column(name); c != nil && c.ColumnCheck {
+		c.ColumnCheck = false
+		return nil
+	}
+	if slices.ContainsFunc(ti.Checks, func(c jsonCheck) bool { return c.Name == "" }) {
+		return fmt.Errorf("DROP CONSTRAINT %s: it may be an unnamed JSON check", name)
+	}
+	return nil // another kind of constraint
+}
+
+// refreshJSON sets each column's JSON flag from its own check and the table's checks.
+func (ti *tableInfo) refreshJSON() {
+	for i := range ti.Columns {
+		c := &ti.Columns[i]
+		c.JSON = c.ColumnCheck
+		for _, chk := range ti.Checks {
+			if slices.ContainsFunc(chk.Columns, func(n string) bool { return strings.EqualFold(n, c.Name) }) {
+				c.JSON = true
+			}
+		}
+	}
 }
 
 // schemaOptions are the table-shaping settings of a Config.
@@ -57,15 +133,20 @@ type schemaOptions struct {
 	collations     map[uint64]string
 }
 
-// tableFromMap builds a table description from a TABLE_MAP event and what information_schema
-// says of the table (info may be nil: table dropped since, or not looked up).
+// tableFromMap builds a table description from a TABLE_MAP event and the table's shape at
+// that point of the binlog (info, from the schema history; nil when not known). With
+// binlog_row_metadata=FULL the binlog's column names are authoritative and info completes
+// them by name; without names (MINIMAL, NO_LOG) the columns are info's, by position, and
+// info's types must agree with the binlog's.
 func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOptions) (*Table, error) {
 	id := change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}
 	names := tm.ColumnNameString()
-	if len(names) == 0 { // binlog_row_metadata=MINIMAL: names only from information_schema
+	byPosition := len(names) == 0
+	if byPosition { // binlog_row_metadata=MINIMAL or NO_LOG: names only from the schema history
 		if info == nil || len(info.Columns) != int(tm.ColumnCount) {
-			return nil, fmt.Errorf("table %s: the binlog carries no column names (binlog_row_metadata=MINIMAL) and information_schema has %s; set binlog_row_metadata=FULL",
-				id, describeInfoCount(info))
+			return nil, fmt.Errorf("table %s: the binlog carries no column names (binlog_row_metadata is not FULL), it has %d columns and the schema history has %s; "+
+				"set binlog_row_metadata=FULL, or restart from a position stored with its schema history",
+				id, tm.ColumnCount, describeInfoCount(info))
 		}
 		for _, ic := range info.Columns {
 			names = append(names, ic.Name)
@@ -75,7 +156,16 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 	unsigned, collations, enumSet := tm.UnsignedMap(), tm.CollationMap(), tm.EnumSetCollationMap()
 	enums, sets := tm.EnumStrValueMap(), tm.SetStrValueMap()
 	for i := range cols {
-		ic := info.column(names[i])
+		var ic *infoColumn
+		if byPosition {
+			ic = &info.Columns[i]
+			if !binlogTypeMatches(tm.ColumnType[i], tm.ColumnMeta[i], ic) {
+				return nil, fmt.Errorf("table %s: column %d (%s) is a %s in the schema history but binlog type %d; the history is out of step with the binlog (set binlog_row_metadata=FULL)",
+					id, i+1, ic.Name, ic.ColumnType, tm.ColumnType[i])
+			}
+		} else {
+			ic = info.column(names[i])
+		}
 		coll, known := collations[i]
 		if !known {
 			coll, known = enumSet[i]
@@ -84,8 +174,12 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 		if labels == nil {
 			labels = sets[i]
 		}
+		isUnsigned := unsigned[i]
+		if unsigned == nil && ic != nil { // NO_LOG: no signedness in the binlog
+			isUnsigned = strings.Contains(ic.ColumnType, "unsigned")
+		}
 		col, err := columnFromMap(tm.ColumnType[i], tm.ColumnMeta[i], binlogFacts{
-			name: names[i], unsigned: unsigned[i], collation: coll, collationKnown: known, labels: labels,
+			name: names[i], unsigned: isUnsigned, collation: coll, collationKnown: known, labels: labels,
 		}, ic, opts)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", id, err)
@@ -102,6 +196,61 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 		pk = info.PrimaryKey
 	}
 	return newTable(id, cols, pk, opts)
+}
+
+// binlogTypeMatches reports whether a binlog column type can be the column info describes:
+// the check that a schema history read by position is in step with the binlog.
+func binlogTypeMatches(tp byte, meta uint16, ic *infoColumn) bool {
+	tp, _ = realType(tp, meta)
+	var want []string
+	switch tp {
+	case mysql.MYSQL_TYPE_TINY:
+		want = []string{"tinyint", "bool", "boolean"}
+	case mysql.MYSQL_TYPE_SHORT:
+		want = []string{"smallint"}
+	case mysql.MYSQL_TYPE_INT24:
+		want = []string{"mediumint"}
+	case mysql.MYSQL_TYPE_LONG:
+		want = []string{"int", "integer"}
+	case mysql.MYSQL_TYPE_LONGLONG:
+		want = []string{"bigint"}
+	case mysql.MYSQL_TYPE_YEAR:
+		want = []string{"year"}
+	case mysql.MYSQL_TYPE_FLOAT:
+		want = []string{"float"}
+	case mysql.MYSQL_TYPE_DOUBLE:
+		want = []string{"double", "real", "double precision"}
+	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		want = []string{"decimal", "numeric"}
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		want = []string{"date"}
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
+		want = []string{"datetime"}
+	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		want = []string{"timestamp"}
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		want = []string{"time"}
+	case mysql.MYSQL_TYPE_BIT:
+		want = []string{"bit"}
+	case mysql.MYSQL_TYPE_ENUM:
+		want = []string{"enum"}
+	case mysql.MYSQL_TYPE_SET:
+		want = []string{"set"}
+	case mysql.MYSQL_TYPE_JSON:
+		want = []string{"json"}
+	case mysql.MYSQL_TYPE_STRING:
+		want = []string{"char", "binary", "uuid", "inet4", "inet6"}
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+		want = []string{"varchar", "varbinary"}
+	case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB:
+		want = []string{"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob", "json", "vector"}
+	case mysql.MYSQL_TYPE_GEOMETRY:
+		want = []string{"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+			"multipolygon", "geometrycollection", "geomcollection"}
+	default:
+		return true // a type this check does not know: decoding tells
+	}
+	return slices.Contains(want, ic.DataType)
 }
 
 func describeInfoCount(info *tableInfo) string {
@@ -188,7 +337,7 @@ func columnFromMap(tp byte, meta uint16, f binlogFacts, ic *infoColumn, opts sch
 	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
 		mysql.MYSQL_TYPE_LONGLONG:
 		c.class, c.medium = classInt, tp == mysql.MYSQL_TYPE_INT24
-		if ic != nil && opts.tinyInt1AsBool && isTinyInt1(ic) {
+		if tp == mysql.MYSQL_TYPE_TINY && ic != nil && opts.tinyInt1AsBool && isTinyInt1(ic) {
 			c.class = classBool
 		}
 	case mysql.MYSQL_TYPE_YEAR:

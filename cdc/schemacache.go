@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -13,17 +15,13 @@ import (
 	"github.com/ingestkit/ingest/change"
 )
 
-// infoLoader reads a table's information_schema facts. It returns nil, nil for a table
-// that does not exist.
-type infoLoader interface {
-	loadTable(ctx context.Context, id change.TableID) (*tableInfo, error)
-}
-
-// schemaCache keeps the description of every captured table seen in the stream. It is
-// owned by the stream goroutine.
+// schemaCache keeps the description of every captured table seen in the stream, built from
+// the TABLE_MAP events and the schema history. It is owned by the stream goroutine.
 type schemaCache struct {
 	opts     schemaOptions
 	loader   infoLoader
+	hist     *schemaHistory
+	log      *slog.Logger
 	tables   map[change.TableID]*cacheEntry
 	versions map[change.TableID]uint64 // survives DROP TABLE, so versions never repeat
 }
@@ -31,12 +29,10 @@ type schemaCache struct {
 type cacheEntry struct {
 	binlogID uint64 // TABLE_MAP table id the description was built from; 0 after a DDL
 	table    *Table
-	info     *tableInfo
-	infoOK   bool // info was loaded (it may be nil: no such table)
 }
 
-func newSchemaCache(loader infoLoader, opts schemaOptions) *schemaCache {
-	return &schemaCache{opts: opts, loader: loader, tables: map[change.TableID]*cacheEntry{},
+func newSchemaCache(hist *schemaHistory, loader infoLoader, opts schemaOptions, log *slog.Logger) *schemaCache {
+	return &schemaCache{opts: opts, loader: loader, hist: hist, log: log, tables: map[change.TableID]*cacheEntry{},
 		versions: map[change.TableID]uint64{}}
 }
 
@@ -49,30 +45,30 @@ func (c *schemaCache) entry(id change.TableID) *cacheEntry {
 	return e
 }
 
-func (c *schemaCache) loadInfo(ctx context.Context, id change.TableID, e *cacheEntry) error {
-	if e.infoOK || c.loader == nil {
-		return nil
-	}
-	info, err := c.loader.loadTable(ctx, id)
-	if err != nil {
-		return fmt.Errorf("read information_schema of %s: %w", id, err)
-	}
-	e.info, e.infoOK = info, true
-	return nil
-}
-
-// fromTableMap returns the description of the table a TABLE_MAP event maps. The schema
-// keeps its version (and pointer) while the shape is unchanged.
-func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMapEvent) (*Table, error) {
+// fromTableMap returns the description of the table a TABLE_MAP event maps, in the
+// transaction that starts at position at. The schema keeps its version (and pointer) while
+// the shape is unchanged. A table the history does not have (or has as dropped) is read from
+// information_schema and recorded from at on.
+func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMapEvent, at Position) (*Table, error) {
 	id := change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}
 	e := c.entry(id)
 	if e.table != nil && e.binlogID == tm.TableID {
 		return e.table, nil
 	}
-	if err := c.loadInfo(ctx, id, e); err != nil {
-		return nil, err
+	info, known := c.hist.shape(id)
+	if info == nil && c.loader != nil {
+		loaded, err := c.loader.loadTable(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("read information_schema of %s: %w", id, err)
+		}
+		if known {
+			c.log.Warn("cdc: rows of a table the schema history holds as dropped; reading it from information_schema",
+				"table", id.String(), "position", at.String())
+		}
+		c.hist.record(id, at, loaded)
+		info = loaded
 	}
-	t, err := tableFromMap(tm, e.info, c.opts)
+	t, err := tableFromMap(tm, info, c.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -92,23 +88,20 @@ func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *Table) bool {
 	return true
 }
 
-// afterDDL forgets what is known of the tables a DDL touched and returns the new
-// descriptions of those that still exist and changed shape, read from information_schema
-// (the state now, which is the state after the DDL unless the stream lags behind later DDL;
-// the next TABLE_MAP corrects it).
-func (c *schemaCache) afterDDL(ctx context.Context, ids []change.TableID) ([]*Table, error) {
+// afterDDL rebuilds the descriptions of tables a DDL changed from the history's new shapes
+// and returns those that still exist and changed shape. The next TABLE_MAP of each completes
+// the description with the binlog's metadata.
+func (c *schemaCache) afterDDL(ids []change.TableID) ([]*Table, error) {
 	var changed []*Table
 	for _, id := range ids {
-		e := c.entry(id)
-		e.binlogID, e.infoOK, e.info = 0, false, nil
-		if err := c.loadInfo(ctx, id, e); err != nil {
-			return nil, err
-		}
-		if e.info == nil { // dropped or renamed away
+		info, _ := c.hist.shape(id)
+		if info == nil { // dropped or renamed away
 			delete(c.tables, id)
 			continue
 		}
-		t, err := tableFromInfo(id, e.info, c.opts)
+		e := c.entry(id)
+		e.binlogID = 0
+		t, err := tableFromInfo(id, info, c.opts)
 		if err != nil {
 			return nil, err
 		}
@@ -119,16 +112,33 @@ func (c *schemaCache) afterDDL(ctx context.Context, ids []change.TableID) ([]*Ta
 	return changed, nil
 }
 
-// capturedInDB lists the cached tables of db (for a DDL that could not be parsed).
-func (c *schemaCache) capturedInDB(db string) []change.TableID {
-	var ids []change.TableID
-	for id := range c.tables {
-		if id.DB == db {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
+// systemSchemas are left out of bulk reads.
+const systemSchemas = `('mysql', 'information_schema', 'performance_schema', 'sys')`
+
+const tablesQuery = `SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION, '') FROM information_schema.TABLES
+WHERE TABLE_TYPE NOT IN ('VIEW', 'SYSTEM VIEW') AND `
+
+const columnsQuery = `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IFNULL(CHARACTER_SET_NAME, ''),
+  IFNULL(NUMERIC_SCALE, IFNULL(DATETIME_PRECISION, 0)),
+  IF(DATA_TYPE = 'bit', IFNULL(NUMERIC_PRECISION, 0), IFNULL(CHARACTER_OCTET_LENGTH, 0))
+FROM information_schema.COLUMNS WHERE `
+
+const columnsOrder = ` ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`
+
+const primaryKeyQuery = `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+WHERE INDEX_NAME = 'PRIMARY' AND `
+
+const primaryKeyOrder = ` ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX`
+
+// checksQuery reads MariaDB's CHECK constraints; LEVEL (10.5.10+) tells a column's own check
+// from a table constraint.
+const checksQuery = `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, LEVEL, CHECK_CLAUSE
+FROM information_schema.CHECK_CONSTRAINTS WHERE `
+
+const checksQueryNoLevel = `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, '', CHECK_CLAUSE
+FROM information_schema.CHECK_CONSTRAINTS WHERE `
+
+var jsonValidCheck = regexp.MustCompile("(?i)json_valid\\(`((?:[^`]|``)+)`\\)")
 
 // sqlInfo loads tableInfo from information_schema over database/sql.
 type sqlInfo struct {
@@ -136,72 +146,187 @@ type sqlInfo struct {
 	mariaDB bool
 }
 
-const columnsQuery = `SELECT COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IFNULL(CHARACTER_SET_NAME, ''),
-  IFNULL(NUMERIC_SCALE, IFNULL(DATETIME_PRECISION, 0)),
-  IF(DATA_TYPE = 'bit', IFNULL(NUMERIC_PRECISION, 0), IFNULL(CHARACTER_OCTET_LENGTH, 0))
-FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`
-
-const primaryKeyQuery = `SELECT COLUMN_NAME FROM information_schema.STATISTICS
-WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND INDEX_NAME = 'PRIMARY' ORDER BY SEQ_IN_INDEX`
-
-const checksQuery = `SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS
-WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?`
-
-var jsonValidCheck = regexp.MustCompile("(?i)json_valid\\(`((?:[^`]|``)+)`\\)")
-
 func (s sqlInfo) loadTable(ctx context.Context, id change.TableID) (*tableInfo, error) {
-	info := &tableInfo{}
-	rows, err := s.db.QueryContext(ctx, columnsQuery, id.DB, id.Table)
+	infos, err := s.load(ctx, "TABLE_SCHEMA = ? AND TABLE_NAME = ?", []any{id.DB, id.Table}, "CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?")
 	if err != nil {
 		return nil, err
 	}
+	return infos[id], nil
+}
+
+func (s sqlInfo) dbCharset(ctx context.Context, db string) (string, error) {
+	var cs string
+	err := s.db.QueryRowContext(ctx, "SELECT DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db).Scan(&cs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return cs, err
+}
+
+// loadAll reads every table match selects, in a few queries over the databases that hold
+// one.
+func (s sqlInfo) loadAll(ctx context.Context, match func(db, table string) bool) (map[change.TableID]*tableInfo, error) {
+	rows, err := s.db.QueryContext(ctx, tablesQuery+"TABLE_SCHEMA NOT IN "+systemSchemas)
+	if err != nil {
+		return nil, err
+	}
+	var dbs []string
 	for rows.Next() {
-		var ic infoColumn
-		if err := rows.Scan(&ic.Name, &ic.DataType, &ic.ColumnType, &ic.Charset, &ic.Scale, &ic.Length); err != nil {
+		var db, table, coll string
+		if err := rows.Scan(&db, &table, &coll); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		info.Columns = append(info.Columns, ic)
+		if match(db, table) && !slices.Contains(dbs, db) {
+			dbs = append(dbs, db)
+		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	if len(info.Columns) == 0 {
-		return nil, nil
+	if len(dbs) == 0 {
+		return map[change.TableID]*tableInfo{}, nil
 	}
-	if info.PrimaryKey, err = queryStrings(ctx, s.db, primaryKeyQuery, id.DB, id.Table); err != nil {
-		return nil, err
+	in := strings.TrimSuffix(strings.Repeat("?, ", len(dbs)), ", ")
+	args := make([]any, len(dbs))
+	for i, db := range dbs {
+		args[i] = db
 	}
-	if !s.mariaDB {
-		return info, nil
-	}
-	checks, err := queryStrings(ctx, s.db, checksQuery, id.DB, id.Table)
+	infos, err := s.load(ctx, "TABLE_SCHEMA IN ("+in+")", args, "CONSTRAINT_SCHEMA IN ("+in+")")
 	if err != nil {
 		return nil, err
 	}
-	for _, clause := range checks {
-		for _, m := range jsonValidCheck.FindAllStringSubmatch(clause, -1) {
-			if ic := info.column(strings.ReplaceAll(m[1], "``", "`")); ic != nil {
-				ic.JSON = true
-			}
+	for id := range infos {
+		if !match(id.DB, id.Table) {
+			delete(infos, id)
 		}
 	}
-	return info, nil
+	return infos, nil
+}
+
+// load reads the tables a condition on TABLE_SCHEMA and TABLE_NAME selects (checkCond is the
+// same condition for CHECK_CONSTRAINTS).
+func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond string) (map[change.TableID]*tableInfo, error) {
+	infos := map[change.TableID]*tableInfo{}
+	charsets := map[change.TableID]string{}
+	err := queryRows(ctx, s.db, tablesQuery+cond, args, func(rows *sql.Rows) error {
+		var id change.TableID
+		var coll string
+		if err := rows.Scan(&id.DB, &id.Table, &coll); err != nil {
+			return err
+		}
+		charsets[id] = coll
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = queryRows(ctx, s.db, columnsQuery+cond+columnsOrder, args, func(rows *sql.Rows) error {
+		var id change.TableID
+		var ic infoColumn
+		if err := rows.Scan(&id.DB, &id.Table, &ic.Name, &ic.DataType, &ic.ColumnType, &ic.Charset, &ic.Scale, &ic.Length); err != nil {
+			return err
+		}
+		coll, ok := charsets[id]
+		if !ok { // a view
+			return nil
+		}
+		info := infos[id]
+		if info == nil {
+			info = &tableInfo{}
+			if coll != "" {
+				info.Charset = charsetOfCollation(coll)
+			}
+			infos[id] = info
+		}
+		info.Columns = append(info.Columns, ic)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = queryRows(ctx, s.db, primaryKeyQuery+cond+primaryKeyOrder, args, func(rows *sql.Rows) error {
+		var id change.TableID
+		var col string
+		if err := rows.Scan(&id.DB, &id.Table, &col); err != nil {
+			return err
+		}
+		if info := infos[id]; info != nil {
+			info.PrimaryKey = append(info.PrimaryKey, col)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.mariaDB {
+		if err := s.loadChecks(ctx, infos, checkCond, args); err != nil {
+			return nil, err
+		}
+	}
+	for _, info := range infos {
+		info.refreshJSON()
+	}
+	return infos, nil
+}
+
+// loadChecks marks the JSON columns of MariaDB: those a CHECK (json_valid(col)) validates.
+func (s sqlInfo) loadChecks(ctx context.Context, infos map[change.TableID]*tableInfo, cond string, args []any) error {
+	scan := func(rows *sql.Rows) error {
+		var id change.TableID
+		var name, level, clause string
+		if err := rows.Scan(&id.DB, &id.Table, &name, &level, &clause); err != nil {
+			return err
+		}
+		info := infos[id]
+		if info == nil {
+			return nil
+		}
+		var cols []string
+		for _, m := range jsonValidCheck.FindAllStringSubmatch(clause, -1) {
+			cols = append(cols, strings.ReplaceAll(m[1], "``", "`"))
+		}
+		if len(cols) == 0 {
+			return nil
+		}
+		// A column's own check is named after the column (LEVEL says so from 10.5.10 on).
+		if ic := info.column(name); (level == "Column" || level == "" && len(cols) == 1) && ic != nil && strings.EqualFold(cols[0], ic.Name) {
+			ic.ColumnCheck = true
+			return nil
+		}
+		info.Checks = append(info.Checks, jsonCheck{Name: name, Columns: cols})
+		return nil
+	}
+	err := queryRows(ctx, s.db, checksQuery+cond, args, scan)
+	if err != nil && strings.Contains(err.Error(), "LEVEL") { // before MariaDB 10.5.10
+		err = queryRows(ctx, s.db, checksQueryNoLevel+cond, args, scan)
+	}
+	return err
+}
+
+func queryRows(ctx context.Context, db *sql.DB, query string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func queryStrings(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
+	err := queryRows(ctx, db, query, args, func(rows *sql.Rows) error {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, s)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }

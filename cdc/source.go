@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -20,9 +21,13 @@ import (
 
 // Source streams the row binlog of a MySQL or MariaDB server as change batches.
 type Source struct {
-	cfg Config
+	cfg     Config
+	history *historyFile // Config.SchemaHistory, parsed
 
-	onConnect func(connectionID uint32) // test hook: a replication connection started
+	hist atomic.Pointer[schemaHistory] // the running stream's, from Run's start on
+
+	onConnect func(connectionID uint32)         // test hook: a replication connection started
+	onEvent   func(ev *replication.BinlogEvent) // test hook: an event is about to be handled
 }
 
 // New validates cfg and returns a Source. It does no I/O.
@@ -31,7 +36,13 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cfg: c}, nil
+	src := &Source{cfg: c}
+	if len(c.SchemaHistory) > 0 {
+		if src.history, err = parseHistory(c.SchemaHistory); err != nil {
+			return nil, err
+		}
+	}
+	return src, nil
 }
 
 // Run streams changes into out until ctx is cancelled (then it returns nil) or a fatal
@@ -57,9 +68,14 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	if err != nil {
 		return err
 	}
-	cache := newSchemaCache(sqlInfo{db: db, mariaDB: srv.mariaDB}, schemaOptions{
+	loader := sqlInfo{db: db, mariaDB: srv.mariaDB}
+	hist, err := s.startHistory(ctx, loader, srv, from)
+	if err != nil {
+		return err
+	}
+	cache := newSchemaCache(hist, loader, schemaOptions{
 		tinyInt1AsBool: !s.cfg.TinyInt1AsNumber, keys: s.cfg.Keys, collations: srv.collations,
-	})
+	}, s.cfg.Logger)
 	st := newStream(&s.cfg, cache, out, from, gtidKnown)
 	if s.cfg.Startup == StartTimestamp && s.cfg.Position.IsZero() {
 		st.startAfter = s.cfg.StartTime.Unix()
@@ -72,6 +88,66 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 		return nil
 	}
 	return err
+}
+
+// SchemaHistory returns the schema history of the stream as opaque JSON, to be stored next
+// to the positions of the End batches and given back in [Config.SchemaHistory] with the
+// position on restart. It holds the shape of each captured table at every point since the
+// stream's start, so a restart from a stored position decodes the events between that
+// position and later DDL with the columns and facts of their time.
+//
+// A history taken at any time after an End batch was received is valid for that batch's
+// position (and for every later one up to the time it was taken), so the caller may store
+// it only when it changes, before or with the next position it stores. The returned slice is
+// never modified and stays the same slice until the next DDL changes the history: compare by
+// identity or bytes.Equal to notice a change. Before Run has read the initial schemas it
+// returns Config.SchemaHistory. It is safe to call from any goroutine, also after Run
+// returned.
+func (s *Source) SchemaHistory() []byte {
+	if h := s.hist.Load(); h != nil {
+		return h.encode()
+	}
+	return s.cfg.SchemaHistory
+}
+
+// startHistory builds the schema history the stream starts with: the stored one at the
+// stored position when there is one, completed with the captured tables it does not have as
+// information_schema shows them now.
+func (s *Source) startHistory(ctx context.Context, loader sqlInfo, srv *server, from Position) (*schemaHistory, error) {
+	initial, err := loader.loadAll(ctx, s.cfg.Tables)
+	if err != nil {
+		return nil, &RetryableError{Op: "read information_schema", Err: err}
+	}
+	hist := newSchemaHistory(from, s.cfg.Tables, ddlEnv{mariaDB: srv.mariaDB, intWidths: showsIntWidths(srv)})
+	switch {
+	case s.history != nil && !s.cfg.Position.IsZero():
+		hist.restore(s.history, s.cfg.Position, s.cfg.Logger)
+	case s.history != nil:
+		s.cfg.Logger.Warn("cdc: a schema history without a stored position is ignored")
+	case !s.cfg.Position.IsZero() || s.cfg.Startup != StartLatest:
+		s.cfg.Logger.Info("cdc: no stored schema history: the tables' shapes at the start position are taken from information_schema as it is now; "+
+			"if DDL ran since, events before it may decode with the later columns", "position", from.String())
+	}
+	for id, info := range initial {
+		if _, known := hist.shape(id); !known {
+			hist.record(id, from, info)
+		}
+	}
+	s.hist.Store(hist)
+	return hist, nil
+}
+
+// showsIntWidths reports whether information_schema writes integer display widths: MariaDB
+// and MySQL before 8.0.19.
+func showsIntWidths(srv *server) bool {
+	if srv.mariaDB {
+		return true
+	}
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(srv.version, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		return false
+	}
+	return major < 8 || major == 8 && minor == 0 && patch < 19
 }
 
 // CurrentPosition reads the server's current binlog position (its GTID position on MariaDB,
@@ -257,6 +333,9 @@ func (s *Source) session(ctx context.Context, srv *server, st *stream) (progress
 			return progressed, err
 		}
 		progressed = true
+		if s.onEvent != nil {
+			s.onEvent(ev)
+		}
 		if err := st.handle(ctx, ev); err != nil {
 			return progressed, err
 		}

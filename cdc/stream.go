@@ -187,7 +187,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 		s.tables[tm.TableID] = nil
 		return nil
 	}
-	t, err := s.cache.fromTableMap(ctx, tm)
+	t, err := s.cache.fromTableMap(ctx, tm, s.delivered)
 	if err != nil {
 		return s.schemaError(change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}, err)
 	}
@@ -306,12 +306,12 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 	return nil
 }
 
-// ddl refreshes the descriptions of the captured tables a DDL touched and adds a
-// SchemaChange for each whose shape changed.
+// ddl applies a DDL statement to the schema history and adds a SchemaChange for each
+// captured table whose shape changed.
 func (s *stream) ddl(ctx context.Context, db, query string) error {
-	ids, all := ddlTables(db, query)
-	if all {
-		ids = s.cache.capturedInDB(db)
+	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, s.endPosition())
+	if err != nil {
+		return s.schemaError(change.TableID{DB: db}, fmt.Errorf("after %q: %w", query, err))
 	}
 	var captured []change.TableID
 	for _, id := range ids {
@@ -322,7 +322,7 @@ func (s *stream) ddl(ctx context.Context, db, query string) error {
 	if len(captured) == 0 {
 		return nil
 	}
-	changed, err := s.cache.afterDDL(ctx, captured)
+	changed, err := s.cache.afterDDL(captured)
 	if err != nil {
 		return s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
 	}
@@ -334,18 +334,29 @@ func (s *stream) ddl(ctx context.Context, db, query string) error {
 	return nil
 }
 
-// commit ends the open transaction: the position moves past it and, when it changed
-// captured tables, the End batch is sent.
-func (s *stream) commit(ctx context.Context) error {
-	if s.txnGTID != (GTID{}) && s.gtidKnown {
-		s.cur.MariaDB = withGTID(s.cur.MariaDB, s.txnGTID)
-	}
-	if s.txnMySQL.sid != "" && s.gtidKnown {
-		s.cur.MySQL = addMySQLGTID(s.cur.MySQL, s.txnMySQL)
-	}
+// endPosition is the position after the open transaction once its last event has been
+// handled: what commit stores.
+func (s *stream) endPosition() Position {
 	pos := s.cur
 	if !s.gtidKnown {
 		pos.MariaDB, pos.MySQL = nil, ""
+		return pos
+	}
+	if s.txnGTID != (GTID{}) {
+		pos.MariaDB = withGTID(pos.MariaDB, s.txnGTID)
+	}
+	if s.txnMySQL.sid != "" {
+		pos.MySQL = addMySQLGTID(pos.MySQL, s.txnMySQL)
+	}
+	return pos
+}
+
+// commit ends the open transaction: the position moves past it and, when it changed
+// captured tables, the End batch is sent.
+func (s *stream) commit(ctx context.Context) error {
+	pos := s.endPosition()
+	if s.gtidKnown {
+		s.cur.MariaDB, s.cur.MySQL = pos.MariaDB, pos.MySQL
 	}
 	hadChanges := len(s.batch) > 0 || s.emitted > 0
 	s.inTxn, s.standalone, s.skip = false, false, 0
