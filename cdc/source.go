@@ -81,6 +81,12 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 		st.startAfter = s.cfg.StartTime.Unix()
 	}
 	if st.reached(from) {
+		// Already caught up. Without a stored history, hand the caller the start position
+		// once, so that it can store it with the history just read (a later run from there
+		// then decodes with the shapes of this point, not of its own start).
+		if len(s.cfg.SchemaHistory) == 0 {
+			_ = st.heartbeat(ctx, true)
+		}
 		return nil
 	}
 	err = s.loop(ctx, srv, st)

@@ -54,8 +54,10 @@ func TestStopAt(t *testing.T) {
 	}
 
 	cfg.Position = end
-	if again := runToEnd(ctx, t, cfg); len(again) != 0 {
-		t.Fatalf("a run from the caught-up position sent %d batches, want none", len(again))
+	for _, b := range runToEnd(ctx, t, cfg) {
+		if len(b.Changes) != 0 || string(b.Position) != end.String() {
+			t.Fatalf("a run from the caught-up position sent %d changes at %s, want only a heartbeat at %s", len(b.Changes), b.Position, end)
+		}
 	}
 }
 

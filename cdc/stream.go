@@ -284,7 +284,12 @@ func (s *stream) skipping() bool {
 	return s.startAfter != 0 && int64(s.eventTime) < s.startAfter
 }
 
-func (s *stream) commitTime() time.Time { return time.Unix(int64(s.eventTime), 0).UTC() }
+func (s *stream) commitTime() time.Time {
+	if s.eventTime == 0 {
+		return time.Time{} // no event read yet (a heartbeat at the start position)
+	}
+	return time.Unix(int64(s.eventTime), 0).UTC()
+}
 
 // query handles a QueryEvent: the BEGIN and COMMIT of non-transactional tables, and DDL.
 func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {

@@ -22,6 +22,7 @@ type phases struct {
 	runSnap  bool               // the snapshot still has chunks to read
 	stream   bool               // the binlog follows (false for scan.startup.mode snapshot)
 	from     cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
+	schema   []byte             // the schema history stored with from
 }
 
 // planPhases decides the phases from the stored checkpoint and the startup mode.
@@ -33,6 +34,7 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 			return nil, fmt.Errorf("state %s: stored position: %w", r.store.Dir(), err)
 		}
 		ph.from = pos
+		ph.schema = stored.Schema
 	}
 	if stored != nil && len(stored.Snapshot) > 0 {
 		var p snapshot.Progress
@@ -170,10 +172,11 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 	}
 	pipe.setHandoff(nil)
 	cfg := r.src
-	cfg.Position = ph.from
+	cfg.Position, cfg.SchemaHistory = ph.from, ph.schema
 	src, err := cdc.New(cfg)
 	if err != nil {
 		return err
 	}
+	r.source = src
 	return src.Run(ctx, pipe.stream)
 }

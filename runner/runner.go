@@ -68,6 +68,8 @@ type run struct {
 	snk    upsert.Config
 
 	phases  *phases
+	source  *cdc.Source // set by produce before the stream's first batch; then read by forward
+	extras  extraCache  // owned by forward
 	display progress.Display
 	status  status
 
@@ -195,7 +197,8 @@ func (r *run) startCheckpoint(ctx context.Context, sink *upsert.Sink) (*state.Ch
 		if cp == nil || (len(cp.Position) == 0 && len(cp.Progress) == 0) {
 			return nil, nil
 		}
-		return &state.Checkpoint{Position: string(cp.Position), Snapshot: cp.Progress}, nil
+		stored, err := checkpointOf(cp.Position, cp.Progress)
+		return &stored, err
 	}
 	stored, err := r.store.Load()
 	if stored != nil {
@@ -254,7 +257,14 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 			r.status.lagMillis.Store(lag.Milliseconds())
 		}
 		if handoff == nil {
-			if !send(upsert.Input{Batch: b}) {
+			in := upsert.Input{Batch: b}
+			if b.End {
+				var err error
+				if in.Progress, err = r.extras.encode(nil, r.source.SchemaHistory()); err != nil {
+					return err
+				}
+			}
+			if !send(in) {
 				return nil
 			}
 			continue
@@ -289,6 +299,9 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 	if err != nil {
 		return upsert.Input{}, err
 	}
+	if js, err = json.Marshal(extra{Snapshot: js}); err != nil {
+		return upsert.Input{}, err
+	}
 	b.Position = nil
 	return upsert.Input{Batch: b, Progress: js}, nil
 }
@@ -316,7 +329,9 @@ func (r *run) filterHeld(h *snapshot.Handoff, held []change.Batch) ([]upsert.Inp
 	for i, b := range held {
 		inputs[i] = upsert.Input{Batch: h.Filter(b, pos)}
 	}
-	inputs[len(inputs)-1].Progress = progress
+	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory()); err != nil {
+		return nil, false, err
+	}
 	return inputs, done, nil
 }
 
@@ -363,7 +378,10 @@ func (r *run) saveLast() error {
 	if cp == nil {
 		return nil
 	}
-	err := r.store.Save(state.Checkpoint{Position: string(cp.Position), Snapshot: cp.Progress})
+	stored, err := checkpointOf(cp.Position, cp.Progress)
+	if err == nil {
+		err = r.store.Save(stored)
+	}
 	if err != nil {
 		r.m.Errors.WithLabelValues("state").Inc()
 		// Keep it pending: the next attempt (or the next run, from the last good one) retries.

@@ -36,6 +36,8 @@ type Checkpoint struct {
 	Position string `json:"position"`
 	// Snapshot is the snapshot progress (finished chunks, watermarks), opaque here.
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	// Schema is the source's schema history at Position, opaque here.
+	Schema json.RawMessage `json:"schema,omitempty"`
 	// SavedAt is when the checkpoint was written.
 	SavedAt time.Time `json:"saved_at"`
 }

@@ -1,0 +1,31 @@
+package runner
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestExtraRoundTrip(t *testing.T) {
+	var c extraCache
+	snap, schema := []byte(`{"done":true}`), []byte(`{"tables":{}}`)
+	enc, err := c.encode(snap, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := checkpointOf([]byte("file=b.1:4"), enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Position != "file=b.1:4" || string(cp.Snapshot) != string(snap) || string(cp.Schema) != string(schema) {
+		t.Fatalf("checkpoint %+v", cp)
+	}
+	again, _ := c.encode(snap, schema)
+	if &again[0] != &enc[0] {
+		t.Error("unchanged parts were encoded again")
+	}
+	changed, _ := c.encode(nil, []byte(`{"tables":{"a":1}}`))
+	var e extra
+	if err := json.Unmarshal(changed, &e); err != nil || e.Snapshot != nil || string(e.Schema) != `{"tables":{"a":1}}` {
+		t.Fatalf("re-encoded %s: %v", changed, err)
+	}
+}
