@@ -33,6 +33,11 @@ vet:
 	$(GO) vet -tags integration $(PKGS)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
+## bench: the benchmark suite against the local services (bench/README.md; BENCH_ROWS=100000 BENCH_SECONDS=5 for a short run).
+.PHONY: bench
+bench: build
+	scripts/bench
+
 services:
 	scripts/services up
 
