@@ -216,17 +216,24 @@ func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replic
 	case replication.EnumRowsEventTypeDelete:
 		op = change.Delete
 	}
+	// The values of every image of the event in one block (its rows are clipped slices of
+	// it), instead of an allocation per image.
+	n := len(t.Columns)
+	vals := make([]change.Value, len(e.Rows)/step*step*n)
+	image := func(i int) (change.Row, error) {
+		return decodeRow(t, e.Rows[i], vals[i*n:(i+1)*n:(i+1)*n])
+	}
 	for i := 0; i+step <= len(e.Rows); i += step {
 		c := change.Change{Schema: t.Schema, Op: op}
 		var err error
 		switch op {
 		case change.Insert:
-			c.After, err = decodeRow(t, e.Rows[i])
+			c.After, err = image(i)
 		case change.Delete:
-			c.Before, err = decodeRow(t, e.Rows[i])
+			c.Before, err = image(i)
 		default:
-			if c.Before, err = decodeRow(t, e.Rows[i]); err == nil {
-				c.After, err = decodeRow(t, e.Rows[i+1])
+			if c.Before, err = image(i); err == nil {
+				c.After, err = image(i + 1)
 			}
 		}
 		if err != nil {
@@ -239,13 +246,12 @@ func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replic
 	return nil
 }
 
-// decodeRow converts one row image. The image must hold every column
-// (binlog_row_image=FULL).
-func decodeRow(t *Table, image []any) (change.Row, error) {
+// decodeRow converts one row image into row, which has a value per column of t. The image
+// must hold every column (binlog_row_image=FULL).
+func decodeRow(t *Table, image []any, row change.Row) (change.Row, error) {
 	if len(image) != len(t.Columns) {
 		return nil, fmt.Errorf("row has %d columns, the table %d", len(image), len(t.Columns))
 	}
-	row := make(change.Row, len(image))
 	for i := range image {
 		v, err := t.Columns[i].FromBinlog(image[i])
 		if err != nil {

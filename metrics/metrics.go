@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,6 +111,7 @@ func (m *Metrics) Serve(ctx context.Context, addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	handleProfiles(mux)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -125,4 +127,15 @@ func (m *Metrics) Serve(ctx context.Context, addr string) error {
 		return fmt.Errorf("metrics: serve on %s: %w", addr, err)
 	}
 	return nil
+}
+
+// handleProfiles serves the Go runtime's profiles under /debug/pprof/ (net/http/pprof, on
+// this mux only, not on http.DefaultServeMux): `go tool pprof
+// http://ADDR/debug/pprof/profile?seconds=30` for CPU, `/debug/pprof/heap` for memory.
+func handleProfiles(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // also the named profiles: heap, allocs, goroutine, …
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 }

@@ -45,6 +45,17 @@ func TestServeExposesMetrics(t *testing.T) {
 			t.Errorf("metrics output lacks %q", want)
 		}
 	}
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap?debug=1", "/debug/pprof/goroutine?debug=1"} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || len(b) == 0 {
+			t.Errorf("GET %s: %s, %d bytes", path, resp.Status, len(b))
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Serve after cancel: %v", err)

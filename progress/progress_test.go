@@ -36,7 +36,7 @@ func TestTerminalDisplay(t *testing.T) {
 	time.Sleep(600 * time.Millisecond)
 	d.Close()
 	out := buf.String()
-	for _, want := range []string{"app.users", "150 / 150 rows", "a log line", "streaming: 7 records written"} {
+	for _, want := range []string{"app.users", "150 / 15", "done", "a log line", "streaming: 7 records written"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal output lacks %q:\n%q", want, out)
 		}

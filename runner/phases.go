@@ -113,9 +113,15 @@ type phasePipe struct {
 	closed   [3]bool
 }
 
+// pipeDepth is the capacity, in batches, of the channels between the source, the forwarder
+// and the sink. A batch holds up to 1024 changes (a snapshot fetch, cdc's MaxBatch), so a
+// few are enough to keep each goroutine busy while the next works; every batch more is
+// memory held (about 1.5 KB per change) and more heap for the GC to cover.
+const pipeDepth = 4
+
 func newPhasePipe() *phasePipe {
-	return &phasePipe{snapshot: make(chan change.Batch, 16), handoff: make(chan *snapshot.Handoff, 1),
-		stream: make(chan change.Batch, 16)}
+	return &phasePipe{snapshot: make(chan change.Batch, pipeDepth), handoff: make(chan *snapshot.Handoff, 1),
+		stream: make(chan change.Batch, pipeDepth)}
 }
 
 func (p *phasePipe) endSnapshot() {

@@ -7,9 +7,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// outRecord is a record on its way to Kafka with the table it came from, for errors.
+// outRecord is a record on its way to Kafka with the table it came from, for errors, and
+// its meta (nil in tests: the record then gets a promise of its own).
 type outRecord struct {
 	rec   *kgo.Record
+	meta  *recordMeta
 	table change.TableID
 }
 

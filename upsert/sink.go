@@ -148,6 +148,8 @@ type Sink struct {
 	track  *tracker
 	txn    *txnState
 	msgs   []Message
+	sent   []sentRecord // the rest of the current block of newRecord
+	onDone func(*kgo.Record, error)
 	stats  Stats
 
 	failMu   sync.Mutex
@@ -166,6 +168,7 @@ func New(cfg Config) (*Sink, error) {
 	}
 	cfg.defaults()
 	s := &Sink{cfg: cfg, log: cfg.Logger, enc: NewEncoder(cfg.Encode), failed: make(chan struct{})}
+	s.onDone = s.done
 	if cfg.BufferMaxRows > 0 {
 		s.buf = newBuffer(cfg.BufferMaxRows, cfg.BufferInterval)
 	}
@@ -416,13 +419,45 @@ func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Ti
 	}
 	for _, m := range s.msgs {
 		for _, topic := range topics {
-			r := &kgo.Record{Topic: topic, Key: m.Key, Value: m.Value, Headers: m.Headers, Timestamp: m.Timestamp}
-			if err := s.emit(ctx, outRecord{rec: r, table: table}); err != nil {
+			r := s.newRecord()
+			r.rec = kgo.Record{Topic: topic, Key: m.Key, Value: m.Value, Headers: m.Headers, Timestamp: m.Timestamp}
+			r.meta.table = table
+			if err := s.emit(ctx, outRecord{rec: &r.rec, meta: &r.meta, table: table}); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// sentRecord is a record and what its promise needs, allocated together in blocks of
+// sentBlock (one allocation per block instead of a record and a closure per record).
+type sentRecord struct {
+	rec  kgo.Record
+	meta recordMeta
+}
+
+// recordMeta is a record's Context (franz-go's field for enriching records): it wraps the
+// context given to Produce, so the producer's cancellation is unchanged, and carries what
+// the one promise function of the sink needs to complete the record.
+type recordMeta struct {
+	context.Context
+	table change.TableID
+	unit  *unit
+	start time.Time
+}
+
+const sentBlock = 256
+
+// newRecord returns a zero sentRecord from the current block. Blocks are never reused: a
+// block is garbage once the client has let go of all its records.
+func (s *Sink) newRecord() *sentRecord {
+	if len(s.sent) == 0 {
+		s.sent = make([]sentRecord, sentBlock)
+	}
+	r := &s.sent[0]
+	s.sent = s.sent[1:]
+	return r
 }
 
 // emit checks a record's size and buffers or produces it.
@@ -471,13 +506,30 @@ func (s *Sink) produce(ctx context.Context, r outRecord) error {
 		return err
 	}
 	s.stats.Records.Add(1)
+	var u *unit
 	if s.txn != nil {
 		s.txn.bytes += int64(len(r.rec.Key) + len(r.rec.Value))
-		s.cl.Produce(ctx, r.rec, s.promise(r.table, nil))
+	} else {
+		u = s.track.add()
+	}
+	if r.meta == nil { // a record built without its meta (tests)
+		s.cl.Produce(ctx, r.rec, s.promise(r.table, u))
 		return nil
 	}
-	s.cl.Produce(ctx, r.rec, s.promise(r.table, s.track.add()))
+	m := r.meta
+	m.Context, m.unit = ctx, u
+	if s.cfg.Written != nil {
+		m.start = time.Now()
+	}
+	r.rec.Context = m
+	s.cl.Produce(ctx, r.rec, s.onDone)
 	return nil
+}
+
+// done is the promise of the records with a recordMeta (Sink.onDone).
+func (s *Sink) done(r *kgo.Record, err error) {
+	m := r.Context.(*recordMeta)
+	s.complete(r, err, m.table, m.unit, m.start)
 }
 
 // written reports an acknowledged record to Config.Written.
@@ -486,30 +538,34 @@ func (s *Sink) written(table change.TableID, r *kgo.Record, start time.Time) {
 		Tombstone: r.Value == nil, Latency: time.Since(start)})
 }
 
-// promise returns the callback of a record: it records the first failure and completes
-// the record's unit. It runs on the client's goroutine and never blocks.
+// promise returns the callback of a record without a recordMeta (the state record of a
+// transaction, records built by tests): it calls complete. Promises run on the client's
+// goroutine and never block.
 func (s *Sink) promise(table change.TableID, u *unit) func(*kgo.Record, error) {
 	var start time.Time
 	if s.cfg.Written != nil {
 		start = time.Now()
 	}
-	return func(r *kgo.Record, err error) {
-		if err == nil && s.cfg.Written != nil {
-			s.written(table, r, start)
+	return func(r *kgo.Record, err error) { s.complete(r, err, table, u, start) }
+}
+
+// complete records the result of one record: the metrics, the first failure, its unit.
+func (s *Sink) complete(r *kgo.Record, err error, table change.TableID, u *unit, start time.Time) {
+	if err == nil && s.cfg.Written != nil {
+		s.written(table, r, start)
+	}
+	if err != nil && errors.Is(err, context.Canceled) {
+		// Run is stopping: the record was never written; its unit stays incomplete and
+		// an exactly-once transaction holding it is aborted, not committed.
+		s.canceled.Store(true)
+	} else if err != nil {
+		if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+			err = fmt.Errorf("%w (the broker or topic limit max.message.bytes is lower than the record)", err)
 		}
-		if err != nil && errors.Is(err, context.Canceled) {
-			// Run is stopping: the record was never written; its unit stays incomplete and
-			// an exactly-once transaction holding it is aborted, not committed.
-			s.canceled.Store(true)
-		} else if err != nil {
-			if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
-				err = fmt.Errorf("%w (the broker or topic limit max.message.bytes is lower than the record)", err)
-			}
-			s.fail(wrap("produce", r.Topic, table, r.Key, err))
-		}
-		if u != nil {
-			u.done(err)
-		}
+		s.fail(wrap("produce", r.Topic, table, r.Key, err))
+	}
+	if u != nil {
+		u.done(err)
 	}
 }
 

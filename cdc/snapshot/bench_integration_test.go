@@ -93,14 +93,15 @@ func selectStar(b *testing.B, id change.TableID, decode bool) int {
 		dest[i] = &raw[i]
 	}
 	n := 0
+	var a arena
 	var cols [][]byte
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			b.Fatal(err)
 		}
 		if decode {
-			cols = copyRaw(raw, cols[:0])
-			if _, err := decodeText(t, cols); err != nil {
+			cols = a.copyRaw(raw, cols[:0])
+			if _, err := a.decodeText(t, cols); err != nil {
 				b.Fatal(err)
 			}
 		}

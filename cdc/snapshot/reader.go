@@ -183,8 +183,8 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 	return out, last, nil
 }
 
-// scanRows converts every row with the column decoders. Each row's bytes are copied once
-// into an arena of its own, which the row's values may alias.
+// scanRows converts every row with the column decoders. The bytes of each row are copied
+// once into the chunk's arena, which the row's values may alias.
 func scanRows(rows *sql.Rows, t *table, limit int) (*chunkRows, Bound, error) {
 	n := len(t.desc.Columns)
 	raw := make([]sql.RawBytes, n)
@@ -193,14 +193,15 @@ func scanRows(rows *sql.Rows, t *table, limit int) (*chunkRows, Bound, error) {
 		dest[i] = &raw[i]
 	}
 	out := newChunkRows(t.desc.Schema, min(limit, 1<<16))
+	var a arena
 	var cols [][]byte
 	count := 0
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, err
 		}
-		cols = copyRaw(raw, cols[:0])
-		row, err := decodeText(t, cols)
+		cols = a.copyRaw(raw, cols[:0])
+		row, err := a.decodeText(t, cols)
 		if err != nil {
 			return nil, nil, fmt.Errorf("row %d: %w", count+1, err)
 		}
@@ -220,27 +221,54 @@ func scanRows(rows *sql.Rows, t *table, limit int) (*chunkRows, Bound, error) {
 	return out, last, nil
 }
 
-// copyRaw copies the columns into one new arena, keeping NULL (nil) apart from empty.
-func copyRaw(raw []sql.RawBytes, cols [][]byte) [][]byte {
+// arena holds the bytes and values of the rows of one chunk in a few large blocks instead of
+// two allocations per row. Blocks are only ever appended to and replaced when full, never
+// reused: a row's values stay valid for as long as anything refers to them, which is all the
+// lifetime rule of change.Value asks.
+type arena struct {
+	bytes  []byte
+	values []change.Value
+}
+
+const (
+	arenaBytes  = 64 << 10 // bytes per block (a larger row gets a block of its own size)
+	arenaValues = 4 << 10  // values per block (a row wider than that gets its own)
+)
+
+// copyRaw copies the columns into the arena, keeping NULL (nil) apart from empty, and
+// appends them to cols.
+func (a *arena) copyRaw(raw []sql.RawBytes, cols [][]byte) [][]byte {
 	size := 0
 	for _, r := range raw {
 		size += len(r)
 	}
-	arena := make([]byte, 0, size)
+	if cap(a.bytes)-len(a.bytes) < size {
+		a.bytes = make([]byte, 0, max(arenaBytes, size))
+	}
 	for _, r := range raw {
 		if r == nil {
 			cols = append(cols, nil)
 			continue
 		}
-		start := len(arena)
-		arena = append(arena, r...)
-		cols = append(cols, arena[start:len(arena):len(arena)])
+		start := len(a.bytes)
+		a.bytes = append(a.bytes, r...)
+		cols = append(cols, a.bytes[start:len(a.bytes):len(a.bytes)])
 	}
 	return cols
 }
 
-func decodeText(t *table, cols [][]byte) (change.Row, error) {
-	row := make(change.Row, len(cols))
+// row returns n zero values for one row, with its capacity clipped to n.
+func (a *arena) row(n int) change.Row {
+	if cap(a.values)-len(a.values) < n {
+		a.values = make([]change.Value, 0, max(arenaValues, n))
+	}
+	start := len(a.values)
+	a.values = a.values[:start+n]
+	return change.Row(a.values[start : start+n : start+n])
+}
+
+func (a *arena) decodeText(t *table, cols [][]byte) (change.Row, error) {
+	row := a.row(len(cols))
 	for i, b := range cols {
 		v, err := t.desc.Columns[i].FromText(b)
 		if err != nil {

@@ -175,14 +175,16 @@ func (s *Snapshot) emit(ctx context.Context, pieces <-chan piece, out chan<- cha
 
 func (s *Snapshot) emitPiece(ctx context.Context, p piece, out chan<- change.Batch) error {
 	schema := p.span.t.desc.Schema
-	batch := change.Batch{CommitTime: p.readAt}
+	left := len(p.gone) + p.rows.live // changes still to emit, to size each batch once
+	batch := change.Batch{CommitTime: p.readAt, Changes: make([]change.Change, 0, max(0, min(left, s.cfg.FetchSize)))}
 	add := func(c change.Change) error {
 		batch.Changes = append(batch.Changes, c)
+		left--
 		if len(batch.Changes) < s.cfg.FetchSize {
 			return nil
 		}
 		err := send(ctx, out, batch)
-		batch = change.Batch{CommitTime: p.readAt, Changes: make([]change.Change, 0, s.cfg.FetchSize)}
+		batch = change.Batch{CommitTime: p.readAt, Changes: make([]change.Change, 0, max(0, min(left, s.cfg.FetchSize)))}
 		return err
 	}
 	for _, row := range p.gone {

@@ -16,12 +16,15 @@ import (
 	"syscall"
 
 	_ "time/tzdata" // time zone options must check the same everywhere
+
+	"github.com/ingestkit/ingest/internal/gctune"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
 func main() {
+	gctune.Apply(os.LookupEnv) // GOGC=200 and a 160 MiB soft limit unless set (docs/metrics.md)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
 	stop()

@@ -22,12 +22,14 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ingestkit/ingest/internal/gctune"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/runner"
 	"github.com/ingestkit/ingest/secrets"
 )
 
 func main() {
+	gctune.Apply(os.LookupEnv) // as ingest does
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "ingestprof:", err)
 		os.Exit(1)
