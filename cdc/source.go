@@ -277,6 +277,8 @@ ORDER BY 1, 2`
 // loop connects, streams and reconnects with backoff until ctx ends or a fatal error.
 func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 	failures := 0
+	var streamed bool    // a session has delivered events: the server was there
+	var lostAt time.Time // when the current run of failures began
 	for {
 		progressed, err := s.session(ctx, srv, st)
 		if ctx.Err() != nil {
@@ -290,10 +292,15 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 			return err
 		}
 		if progressed {
-			failures = 0
+			failures, streamed, lostAt = 0, true, time.Time{}
 		}
 		failures++
-		if failures > s.cfg.ConnectRetries {
+		if lostAt.IsZero() {
+			lostAt = time.Now()
+		}
+		// connect.max-retries bounds the attempts, but once the stream has run, a server that
+		// restarts (which takes seconds) is waited for during reconnectWindow as well.
+		if failures > s.cfg.ConnectRetries && (!streamed || time.Since(lostAt) > reconnectWindow) {
 			return err
 		}
 		s.cfg.Logger.Warn("cdc: binlog connection lost, reconnecting", "error", err, "position", st.delivered.String(),
@@ -304,6 +311,10 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 		st.resume()
 	}
 }
+
+// reconnectWindow is how long a stream that has run keeps reconnecting to a server that went
+// away, whatever connect.max-retries says.
+const reconnectWindow = 2 * time.Minute
 
 func backoff(attempt int) time.Duration {
 	d := 250 * time.Millisecond << min(attempt-1, 6)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -53,7 +54,11 @@ func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 		return err
 	}
 	defer r.store.Close()
-	return r.run(ctx)
+	err = r.run(ctx)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = nil // stopped by SIGINT/SIGTERM (even while starting): what was acknowledged is stored
+	}
+	return err
 }
 
 // run is one execution of a pipeline.
@@ -145,30 +150,32 @@ func (r *run) run(ctx context.Context) error {
 	}
 	r.phases = ph
 
-	g, gctx := errgroup.WithContext(ctx)
 	if r.opts.MetricsAddr != "" {
-		mctx, stopMetrics := context.WithCancel(gctx)
-		defer stopMetrics()
-		g.Go(func() error { return r.m.Serve(mctx, r.opts.MetricsAddr) })
+		// Outside the group: the metrics server has no end of its own, so the group's Wait
+		// would never return once the pipeline has finished (--until-caught-up).
+		mctx, stopMetrics := context.WithCancel(ctx)
+		served := make(chan error, 1)
+		go func() { served <- r.m.Serve(mctx, r.opts.MetricsAddr) }()
+		defer func() { stopMetrics(); <-served }()
 	}
+	g, gctx := errgroup.WithContext(ctx)
 	pipe := newPhasePipe()
-	inputs := make(chan upsert.Input, 16)
+	inputs := make(chan upsert.Input, pipeDepth)
 	sinkDone := make(chan struct{})
 	g.Go(func() error {
 		defer pipe.closeAll()
-		if err := r.produce(gctx, ph, pipe); err != nil {
+		if err := r.produce(gctx, ph, pipe); err != nil && gctx.Err() == nil {
 			r.m.Errors.WithLabelValues("source").Inc()
 			return err
 		}
 		return nil
 	})
 	g.Go(func() error { defer close(inputs); return r.forward(gctx, pipe, inputs) })
+	sinkCtx, stopSink := r.sinkContext(ctx, sinkDone)
+	defer stopSink()
 	g.Go(func() error {
 		defer close(sinkDone)
-		// The sink gets the caller's context, not the group's: when the source stops
-		// cleanly the sink must still drain its input; when a part fails, the group
-		// context closes the source and so, through the closed channels, the sink.
-		if err := sink.Run(ctx, inputs); err != nil {
+		if err := sink.Run(sinkCtx, inputs); err != nil {
 			r.m.Errors.WithLabelValues("sink").Inc()
 			return err
 		}
@@ -184,6 +191,33 @@ func (r *run) run(ctx context.Context) error {
 		err = serr
 	}
 	return err
+}
+
+// stopTimeout bounds how long the sink may drain after SIGINT/SIGTERM.
+const stopTimeout = 30 * time.Second
+
+// sinkContext is the sink's context. A stop (ctx cancelled) stops the source at once, but
+// the sink first writes and acknowledges what was already handed to it (the input channel
+// closes behind the source), so that the position stored at the end is as far as possible;
+// only when that takes longer than stopTimeout (a broker that is down) is the sink cancelled.
+func (r *run) sinkContext(ctx context.Context, sinkDone <-chan struct{}) (context.Context, context.CancelFunc) {
+	sinkCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-sinkDone:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(stopTimeout)
+		defer t.Stop()
+		select {
+		case <-sinkDone:
+		case <-t.C:
+			r.log.Warn("the sink did not finish within the stop timeout; stopping it", "timeout", stopTimeout)
+			cancel()
+		}
+	}()
+	return sinkCtx, cancel
 }
 
 // startCheckpoint returns the stored checkpoint: from Kafka with exactly-once (the sink's

@@ -32,6 +32,8 @@ const DefaultMaxRequestSize = 1 << 20
 // prefix), parsed and checked. The fields the sink combines with its own options are
 // exported; the rest is in [Properties.ClientOpts].
 type Properties struct {
+	bufferMemory bool // buffer.memory was given
+
 	// Brokers is bootstrap.servers, split on ','.
 	Brokers []string
 	// Acks is acks, AcksUnset when not given.
@@ -129,6 +131,9 @@ var properties = map[string]property{
 			return fmt.Errorf("invalid value %q; valid: none, gzip, snappy, lz4, zstd", v)
 		}
 		p.add(kgo.ProducerBatchCompression(codec))
+		if strings.EqualFold(v, "lz4") {
+			p.add(kgo.WithCompressor(newLZ4Compressor())) // 64 KiB blocks (compress.go)
+		}
 		return nil
 	},
 	"linger.ms": millis(0, func(p *Properties, d time.Duration) { p.add(kgo.ProducerLinger(d)) }),
@@ -140,7 +145,7 @@ var properties = map[string]property{
 	"max.request.size": intIn(1024, 1<<30, func(p *Properties, n int) {
 		p.MaxRequestSize = int32(n)
 	}),
-	"buffer.memory": intIn(1, 1<<62, func(p *Properties, n int) { p.add(kgo.MaxBufferedBytes(n)) }),
+	"buffer.memory": intIn(1, 1<<62, func(p *Properties, n int) { p.add(kgo.MaxBufferedBytes(n)); p.bufferMemory = true }),
 	"request.timeout.ms": millis(1, func(p *Properties, d time.Duration) {
 		p.add(kgo.ProduceRequestTimeout(d))
 	}),
@@ -261,6 +266,9 @@ func supportedList() string {
 	return strings.Join(keys, ", ")
 }
 
+// DefaultBufferMemory is buffer.memory when the pipeline does not set it: Java's default.
+const DefaultBufferMemory = 32 << 20
+
 // finish checks the options against each other and builds TLS, SASL and the options
 // that depend on more than one property.
 func (p *Properties) finish() error {
@@ -275,6 +283,11 @@ func (p *Properties) finish() error {
 	}
 	if p.inflight > 5 && (p.Idempotence == nil || *p.Idempotence) && (p.Acks == AcksUnset || p.Acks == AcksAll) {
 		return errors.New("properties.max.in.flight.requests.per.connection: at most 5 with an idempotent producer")
+	}
+	// buffer.memory bounds the bytes waiting in the producer, as in Java (32 MiB by default
+	// there too): counting records alone lets wide rows fill memory behind a slow broker.
+	if !p.bufferMemory {
+		p.add(kgo.MaxBufferedBytes(DefaultBufferMemory))
 	}
 	// Java's max.request.size bounds a request and so every record and batch; franz-go's
 	// batch cap is the same bound. A whole request may hold several batches.
