@@ -24,6 +24,15 @@ demo: build
 test: services vet
 	$(SERVICE_ENV); $(GO) test -race -tags integration -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
+## chaos: the fault suite's long mode (chaos/): CHAOS_DURATION of faults (default 10m) under a
+## randomized workload, on a private MariaDB and Kafka that it starts and stops itself. A short
+## version runs inside make test.
+CHAOS_DURATION ?= 10m
+CHAOS_TIMEOUT ?= 90m
+.PHONY: chaos
+chaos:
+	INGEST_CHAOS_LONG=1 CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags integration -count=1 -v -timeout $(CHAOS_TIMEOUT) ./chaos/
+
 ## unit: the tests that need no server (what plain `go test ./...` runs).
 unit:
 	$(GO) test -race -count=1 $(PKGS)

@@ -96,7 +96,15 @@ var tableNone change.TableID
 
 // wrap makes a sink Error of err, classifying it.
 func wrap(op, topic string, table change.TableID, key []byte, err error) *Error {
-	if fenced(err) && !errors.Is(err, ErrFenced) {
+	switch {
+	case errors.Is(err, kerr.InvalidProducerEpoch) && !errors.Is(err, ErrFenced):
+		// Not necessarily another writer: the coordinator also bumps the epoch when it aborts
+		// a transaction that outlived transaction.timeout.ms (a slow or stalled broker).
+		err = fmt.Errorf("%w (the transaction coordinator aborted the open Kafka transaction: either another writer "+
+			"with the same transactional id started, or the transaction outlived properties.transaction.timeout.ms; "+
+			"nothing committed is lost, a restart resumes from the last commit; if no other writer runs, raise "+
+			"properties.transaction.timeout.ms or lower sink.transaction.interval): %w", ErrFenced, err)
+	case fenced(err) && !errors.Is(err, ErrFenced):
 		err = fmt.Errorf("%w: %w", ErrFenced, err)
 	}
 	return &Error{Op: op, Topic: topic, Table: table, Key: key, Retryable: retryable(err), Err: err}

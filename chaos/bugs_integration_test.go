@@ -1,0 +1,159 @@
+//go:build integration
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests of this file reproduce open bugs of ingest that the fault suite found. They fail
+// until the bugs are fixed, so they run only with INGEST_CHAOS_KNOWN_BUGS=1 (the fault
+// scenarios themselves avoid the triggers meanwhile, and say where). Once a bug is fixed its
+// test moves to regress_integration_test.go and runs always.
+
+func knownBug(t *testing.T) {
+	t.Helper()
+	if !strictKnownBugs() {
+		t.Skip("reproduces a known ingest bug (see the test's comment); set INGEST_CHAOS_KNOWN_BUGS=1 to run it")
+	}
+}
+
+// strictKnownBugs reports whether INGEST_CHAOS_KNOWN_BUGS=1: the reproductions run, and the
+// scenarios tolerate no open bug.
+func strictKnownBugs() bool { return os.Getenv("INGEST_CHAOS_KNOWN_BUGS") == "1" }
+
+// openBugs are the error log signatures of open bugs that can stop ingest in the scenarios,
+// with the test that reproduces each. Unless INGEST_CHAOS_KNOWN_BUGS=1, a scenario whose ingest
+// exits with one of them says so and restarts it (counted as a crash: at-least-once may then
+// write twice) instead of failing, so that the other checks keep running.
+var openBugs = []struct{ signature, test string }{
+	{"is SASL missing?", "TestBugBrokerRestartFirstReadEOF"},
+	{"changed shape during the snapshot", "TestBugDDLDuringSnapshot"},
+}
+
+// knownFailure returns the reproducing test of the open bug that stopped p, if one did.
+func knownFailure(p *Process) (string, bool) {
+	if strictKnownBugs() || !p.Exited() || p.ExitCode() != 1 {
+		return "", false
+	}
+	errs := errorsOf(p)
+	for _, b := range openBugs {
+		if strings.Contains(errs, b.signature) {
+			return b.test, true
+		}
+	}
+	return "", false
+}
+
+// TestBugBrokerRestartFirstReadEOF: during a broker restart ingest sometimes stops with exit
+// 1 and "upsert: produce …: broker closed the connection immediately after a request was
+// issued, which often happens when SASL is required but not provided: is SASL missing?". When
+// the broker closes a fresh connection right after its first request (it is shutting down or
+// starting), franz-go reports kgo.ErrFirstReadEOF and, unless the client sets
+// kgo.AlwaysRetryEOF(), treats it as fatal for the records; the sink does not set it, so the
+// pipeline stops instead of riding out the restart. It is rare and timing-dependent (seen once
+// in about 30 broker stops on this machine; the log of that run: TestKafkaRestart, at-least-once,
+// 2026-11-29 22:52:55): the test stops the broker for 2s eight times under a busy workload and
+// passes most of the time. The fix to check is kgo.AlwaysRetryEOF() in the sink's client.
+func TestBugBrokerRestartFirstReadEOF(t *testing.T) {
+	knownBug(t)
+	disruptive(t)
+	var ss []*subject
+	for _, g := range []string{atLeastOnce, exactlyOnce} {
+		ss = append(ss, newSubject(t, subjectConfig{guarantee: g, rate: 100, bigEvery: time.Second, bigRows: 1000}))
+	}
+	beginAll(ss)
+	svc := env(t)
+	ctx := context.Background()
+	keepUp(t, svc, "kafka")
+	for i := range 8 {
+		sleepRandom(500*time.Millisecond, 2*time.Second)
+		if err := svc.Down(ctx, "kafka"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		if err := svc.Up(ctx, "kafka"); err != nil {
+			t.Fatal(err)
+		}
+		aliveAll(ss, fmt.Sprintf("after broker outage %d", i+1))
+	}
+	finishAll(ss, false)
+}
+
+// TestBugDDLDuringSnapshot: an ALTER TABLE … ADD COLUMN while the initial snapshot reads the
+// table, with writes to the table after it, stops ingest with exit code 1: "table … changed
+// shape during the snapshot: the binlog has 6 columns, the snapshot 5" (cdc/snapshot
+// watermark.go inSpan). The snapshot loads the table's columns once, when it starts, and a
+// chunk whose watermark window holds a row event of the new shape fails. The restart must
+// recover and the topics must equal the table.
+func TestBugDDLDuringSnapshot(t *testing.T) {
+	knownBug(t)
+	s := newSubject(t, subjectConfig{guarantee: atLeastOnce, rows: []int{30000, 10, 10}, chunkSize: 100, ddlEvery: time.Hour})
+	p := s.start()
+	s.waitFor("snapshot progress", time.Minute, func() bool { return s.metric("ingest_snapshot_chunks_done") >= 20 })
+	ctx := context.Background()
+	if _, err := s.workload.DB.ExecContext(ctx, "ALTER TABLE t0 ADD COLUMN x1 INT NOT NULL DEFAULT 7"); err != nil {
+		t.Fatal(err)
+	}
+	// Changes everywhere in t0, in chunks read and not yet read.
+	for id := 1; id <= 30000; id += 97 {
+		if _, err := s.workload.DB.ExecContext(ctx, "UPDATE t0 SET version = version + 1 WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !p.Exited() && !p.LogContains("hand-off finished") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if p.Exited() {
+		t.Errorf("ingest exited with code %d during the snapshot after an ADD COLUMN:\n%s", p.ExitCode(), errorsOf(p))
+	} else {
+		s.terminate()
+	}
+	s.catchUp()
+	s.check(AllowDuplicates)
+}
+
+// TestBugExactlyOnceSlowBrokerTimesOut: with exactly-once and a slow broker, a Kafka
+// transaction (whose commit flushes everything the producer buffered, up to 50,000 records)
+// outlives transaction.timeout.ms; the coordinator aborts it and bumps the producer epoch,
+// and ingest stops with exit 1 and "fenced by a newer writer with the same transactional id:
+// INVALID_PRODUCER_EPOCH" although no other writer exists (upsert/errors.go classifies
+// InvalidProducerEpoch as fencing, not retryable). Nothing is lost, but the pipeline stops;
+// it should keep running (a transaction bounded by what the broker takes in time, or a new
+// epoch and a restart from the last commit) or at least say that the transaction timed out.
+// The test shortens the timeout to 10s to show it within 30s of throttling and the 30s after
+// (the default 40s needs about a minute of throttling).
+func TestBugExactlyOnceSlowBrokerTimesOut(t *testing.T) {
+	knownBug(t)
+	disruptive(t)
+	s := newSubject(t, subjectConfig{guarantee: exactlyOnce, rate: 40, bigRows: 2000, bigEvery: time.Second,
+		sinkExtra: []string{"properties.transaction.timeout.ms: 10000"}})
+	s.begin()
+	addr := env(t).KafkaAddr
+	if err := SetProduceQuota(context.Background(), addr, 1<<10); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = SetProduceQuota(context.Background(), addr, 0) })
+	exited := func(d time.Duration) bool {
+		for end := time.Now().Add(d); time.Now().Before(end) && !s.proc.Exited(); {
+			time.Sleep(250 * time.Millisecond)
+		}
+		return s.proc.Exited()
+	}
+	gone := exited(30 * time.Second)
+	if err := SetProduceQuota(context.Background(), addr, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.stopWorkload()
+	if gone || exited(30*time.Second) { // the delayed produce responses still arrive late
+		t.Errorf("exactly-once behind a slow broker: exit code %d:\n%s", s.proc.ExitCode(), errorsOf(s.proc))
+		s.start()
+	}
+	s.finish(NoDuplicates)
+}

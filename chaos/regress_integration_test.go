@@ -1,0 +1,131 @@
+//go:build integration
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// The tests of this file reproduced bugs that the fault suite found and that are fixed now;
+// they keep them fixed. Each runs in the short mode unless it says otherwise.
+
+// TestUntilCaughtUpWithMetricsExits: `ingest apply --until-caught-up --metrics-addr ADDR` used
+// to never exit (the metrics server held runner.run's errgroup open).
+func TestUntilCaughtUpWithMetricsExits(t *testing.T) {
+	s := newSubject(t, subjectConfig{guarantee: atLeastOnce, rows: []int{10, 10, 10}})
+	p, err := s.ingest.Start(StartOptions{UntilCaughtUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.proc = p
+	if code, err := p.Wait(30 * time.Second); err != nil || code != 0 {
+		t.Fatalf("--until-caught-up with --metrics-addr: exit code %d, %v", code, err)
+	}
+}
+
+// TestSIGTERMDuringStartup: a SIGTERM while ingest starts (after "pipeline loaded", while it
+// connects) used to exit 1 with "cdc: connect: context canceled"; it must exit 0.
+func TestSIGTERMDuringStartup(t *testing.T) {
+	s := newSubject(t, subjectConfig{guarantee: atLeastOnce, rows: []int{10, 10, 10}})
+	s.start()
+	s.handoffStored()
+	s.terminate() // a stored position: the next runs resume streaming
+	for _, d := range []time.Duration{0, time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond,
+		10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond} {
+		p := s.start()
+		for !p.LogContains("pipeline loaded") {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(d)
+		code, err := p.Terminate(time.Minute)
+		if err != nil || code != 0 {
+			t.Errorf("SIGTERM %v after \"pipeline loaded\": exit code %d, %v: %s", d, code, err, errorsOf(p))
+		}
+	}
+	s.finish(NoDuplicates)
+}
+
+// TestSIGTERMDuringSnapshot: a SIGTERM during the initial snapshot used to exit 1 with
+// "context canceled" and to store no snapshot progress; it must exit 0 and store the chunks
+// written.
+func TestSIGTERMDuringSnapshot(t *testing.T) {
+	s := newSubject(t, subjectConfig{guarantee: atLeastOnce, rows: []int{30000, 10, 10}, chunkSize: 100})
+	p := s.start()
+	var emitted float64
+	s.waitFor("snapshot progress", time.Minute, func() bool {
+		emitted = s.metric("ingest_snapshot_chunks_done")
+		return emitted >= 20
+	})
+	code, err := p.Terminate(time.Minute)
+	chunks, rows := progressOf(s.stored())
+	t.Logf("SIGTERM after %.0f chunks emitted: exit code %d; stored progress: %d chunks (%d rows)", emitted, code, chunks, rows)
+	if err != nil || code != 0 {
+		t.Errorf("SIGTERM during the snapshot: exit code %d, %v: %s", code, err, errorsOf(p))
+	}
+	if chunks == 0 {
+		t.Errorf("SIGTERM during the snapshot after %.0f chunks emitted: no progress stored", emitted)
+	}
+}
+
+// TestMemoryWithWideRows (long mode): ingest used to bound what it holds in memory by record
+// counts only (franz-go's default of 50,000 buffered records): with rows of about 4 KiB behind
+// a slow broker its resident memory reached about 800 MiB. It must stay under maxRSS. The
+// test throttles the broker, inserts 60,000 such rows, and samples the RSS.
+func TestMemoryWithWideRows(t *testing.T) {
+	if !suite.long {
+		t.Skip("long mode only (INGEST_CHAOS_LONG=1, make chaos)")
+	}
+	disruptive(t)
+	s := newSubject(t, subjectConfig{guarantee: atLeastOnce, rows: []int{10, 10, 10}})
+	ctx := context.Background()
+	if _, err := s.workload.DB.ExecContext(ctx, "ALTER TABLE t1 ADD COLUMN xpad MEDIUMTEXT"); err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	s.handoffStored()
+	addr := env(t).KafkaAddr
+	if err := SetProduceQuota(ctx, addr, 1<<10); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = SetProduceQuota(context.Background(), addr, 0) })
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for lo := 1000; lo < 61000 && err == nil; lo += 500 {
+			_, err = s.workload.DB.ExecContext(ctx, `INSERT INTO t1 (id, v, n, version, ts, xpad)
+				SELECT seq, 'w', 1.00, 1, NULL, REPEAT('x', 4096) FROM seq_`+fmt.Sprint(lo)+`_to_`+fmt.Sprint(lo+499))
+		}
+		done <- err
+	}()
+	var rss int64
+	for inserting := true; inserting; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			inserting = false
+		case <-time.After(250 * time.Millisecond):
+		}
+		if r, err := s.proc.RSS(); err == nil {
+			rss = max(rss, r)
+		}
+	}
+	for range 40 { // the source goes on reading what it can hold
+		time.Sleep(250 * time.Millisecond)
+		if r, err := s.proc.RSS(); err == nil {
+			rss = max(rss, r)
+		}
+	}
+	t.Logf("peak RSS %.1f MiB with 60,000 rows of 4 KiB behind a slow broker", float64(rss)/(1<<20))
+	if rss > maxRSS {
+		t.Errorf("peak RSS %.1f MiB, above the %d MiB target", float64(rss)/(1<<20), maxRSS>>20)
+	}
+	if err := SetProduceQuota(ctx, addr, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.finish(AllowDuplicates)
+}
