@@ -119,11 +119,7 @@ func specificOffset(s pipeline.Source) (cdc.Position, error) {
 // sinkConfig maps the sink block onto upsert.Config (without the Acked callback).
 func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.Config, error) {
 	s := def.Sink
-	props := make(map[string]string, len(s.Properties))
-	for k, v := range s.Properties {
-		props[k] = v.Reveal()
-	}
-	p, err := upsert.ParseProperties(props)
+	p, err := upsert.ParseProperties(secrets.RevealMap(s.Properties))
 	if err != nil {
 		return upsert.Config{}, err
 	}
@@ -157,11 +153,7 @@ func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.
 
 // sourceTLS maps jdbc.properties.* onto the source's TLS settings.
 func sourceTLS(props map[string]secrets.Secret, host string, log *slog.Logger) (*tls.Config, error) {
-	plain := make(map[string]string, len(props))
-	for k, v := range props {
-		plain[k] = v.Reveal()
-	}
-	cfg, ignored, err := cdc.TLSFromJDBC(plain, host)
+	cfg, ignored, err := cdc.TLSFromJDBC(secrets.RevealMap(props), host)
 	if len(ignored) > 0 {
 		log.Warn("source: jdbc.properties with no meaning for ingest are ignored", "properties", ignored)
 	}

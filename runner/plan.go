@@ -18,6 +18,7 @@ import (
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/route"
+	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -146,11 +147,7 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition) erro
 	if def.Sink.Aliyun.Enabled() {
 		return rep.addApsaraTopics(ctx, def, want)
 	}
-	props := make(map[string]string, len(def.Sink.Properties))
-	for k, v := range def.Sink.Properties {
-		props[k] = v.Reveal()
-	}
-	p, err := upsert.ParseProperties(props)
+	p, err := upsert.ParseProperties(secrets.RevealMap(def.Sink.Properties))
 	if err != nil {
 		return err
 	}

@@ -54,3 +54,13 @@ func (s Secret) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(Mask
 
 // MarshalText returns [Mask].
 func (s Secret) MarshalText() ([]byte, error) { return []byte(Mask), nil }
+
+// RevealMap returns the values of m, revealed, for the one place that hands them to a client
+// library (the Kafka producer's or the MySQL connection's settings).
+func RevealMap(m map[string]Secret) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v.Reveal()
+	}
+	return out
+}

@@ -200,11 +200,7 @@ func (a *app) runTail(ctx context.Context, topics []string) error {
 		if err != nil {
 			return err
 		}
-		props := make(map[string]string, len(def.Sink.Properties))
-		for k, v := range def.Sink.Properties {
-			props[k] = v.Reveal()
-		}
-		p, err := upsert.ParseProperties(props)
+		p, err := upsert.ParseProperties(secrets.RevealMap(def.Sink.Properties))
 		if err != nil {
 			return invalid(err)
 		}
