@@ -38,6 +38,7 @@ type running struct {
 	out    chan change.Batch
 	cancel context.CancelFunc
 	done   chan error
+	wait   time.Duration // how long changesUntil waits for each batch (default 20s)
 }
 
 // start runs a Source for cfg until the test ends (or stop is called).
@@ -102,7 +103,11 @@ func (r *running) changesUntil(t *testing.T, pred func(change.Change) bool) ([]c
 	var all []change.Change
 	found := false
 	for {
-		b := r.next(t, 20*time.Second)
+		wait := r.wait
+		if wait == 0 {
+			wait = 20 * time.Second
+		}
+		b := r.next(t, wait)
 		for _, c := range b.Changes {
 			if !found {
 				all = append(all, c)
