@@ -229,6 +229,47 @@ func (c *Column) fromTime(t time.Time) change.Value {
 		t.Nanosecond()/1000)
 }
 
+// FromDriver converts a value as go-sql-driver's text protocol returns it through
+// driver.Rows (parseTime off): int64 or uint64 for integer columns, float64 for FLOAT and
+// DOUBLE, []byte for everything else, nil for NULL. The numbers arrive parsed, so they are
+// not formatted and parsed again; any other combination goes through FromText.
+func (c *Column) FromDriver(v any) (change.Value, error) {
+	switch x := v.(type) {
+	case nil:
+		return change.Value{}, nil
+	case []byte:
+		return c.FromText(x)
+	case int64:
+		if c.isInteger() {
+			return c.fromInteger(uint64(x))
+		}
+		return c.FromText(strconv.AppendInt(nil, x, 10))
+	case uint64:
+		if c.isInteger() {
+			return c.fromInteger(x)
+		}
+		return c.FromText(strconv.AppendUint(nil, x, 10))
+	case float64:
+		switch c.class {
+		case classDouble:
+			return change.Float64Value(x), nil
+		case classFloat: // read as DOUBLE: exactly the FLOAT's value, widened
+			return change.Float32Value(float32(x)), nil
+		}
+		return c.FromText(strconv.AppendFloat(nil, x, 'g', -1, 64))
+	case float32:
+		if c.class == classFloat {
+			return change.Float32Value(x), nil
+		}
+	}
+	return change.Value{}, fmt.Errorf("column %s (%s): driver value %T: %w", c.Name, c.class, v, errUnexpectedType)
+}
+
+// isInteger reports whether the column's values are integers the text protocol parses.
+func (c *Column) isInteger() bool {
+	return c.class == classInt || c.class == classBool || c.class == classYear
+}
+
 // FromText converts a value in the text form a SELECT returns over the text protocol into a
 // change.Value. The snapshot must read with time_zone '+00:00' (TIMESTAMP text is taken as
 // UTC) and character_set_results = NULL (text arrives in the column's own character set and

@@ -33,7 +33,6 @@ func strictKnownBugs() bool { return os.Getenv("INGEST_CHAOS_KNOWN_BUGS") == "1"
 // write twice) instead of failing, so that the other checks keep running.
 var openBugs = []struct{ signature, test string }{
 	{"is SASL missing?", "TestBugBrokerRestartFirstReadEOF"},
-	{"changed shape during the snapshot", "TestBugDDLDuringSnapshot"},
 }
 
 // knownFailure returns the reproducing test of the open bug that stopped p, if one did.
@@ -83,40 +82,6 @@ func TestBugBrokerRestartFirstReadEOF(t *testing.T) {
 		aliveAll(ss, fmt.Sprintf("after broker outage %d", i+1))
 	}
 	finishAll(ss, false)
-}
-
-// TestBugDDLDuringSnapshot: an ALTER TABLE … ADD COLUMN while the initial snapshot reads the
-// table, with writes to the table after it, stops ingest with exit code 1: "table … changed
-// shape during the snapshot: the binlog has 6 columns, the snapshot 5" (cdc/snapshot
-// watermark.go inSpan). The snapshot loads the table's columns once, when it starts, and a
-// chunk whose watermark window holds a row event of the new shape fails. The restart must
-// recover and the topics must equal the table.
-func TestBugDDLDuringSnapshot(t *testing.T) {
-	knownBug(t)
-	s := newSubject(t, subjectConfig{guarantee: atLeastOnce, rows: []int{30000, 10, 10}, chunkSize: 100, ddlEvery: time.Hour})
-	p := s.start()
-	s.waitFor("snapshot progress", time.Minute, func() bool { return s.metric("ingest_snapshot_chunks_done") >= 20 })
-	ctx := context.Background()
-	if _, err := s.workload.DB.ExecContext(ctx, "ALTER TABLE t0 ADD COLUMN x1 INT NOT NULL DEFAULT 7"); err != nil {
-		t.Fatal(err)
-	}
-	// Changes everywhere in t0, in chunks read and not yet read.
-	for id := 1; id <= 30000; id += 97 {
-		if _, err := s.workload.DB.ExecContext(ctx, "UPDATE t0 SET version = version + 1 WHERE id = ?", id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for !p.Exited() && !p.LogContains("hand-off finished") && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if p.Exited() {
-		t.Errorf("ingest exited with code %d during the snapshot after an ADD COLUMN:\n%s", p.ExitCode(), errorsOf(p))
-	} else {
-		s.terminate()
-	}
-	s.catchUp()
-	s.check(AllowDuplicates)
 }
 
 // TestBugExactlyOnceSlowBrokerTimesOut: with exactly-once and a slow broker, a Kafka

@@ -129,3 +129,35 @@ func TestMemoryWithWideRows(t *testing.T) {
 	}
 	s.finish(AllowDuplicates)
 }
+
+// TestDDLDuringSnapshot: an ALTER TABLE … ADD COLUMN while the initial snapshot read the
+// table, with writes to the table after it, used to stop ingest with exit code 1: "table …
+// changed shape during the snapshot: the binlog has 6 columns, the snapshot 5". The snapshot
+// now describes the table again and reads the chunk again; it must not exit, and the topics
+// must equal the table.
+func TestDDLDuringSnapshot(t *testing.T) {
+	s := newSubject(t, subjectConfig{guarantee: atLeastOnce, rows: []int{30000, 10, 10}, chunkSize: 100, ddlEvery: time.Hour})
+	p := s.start()
+	s.waitFor("snapshot progress", time.Minute, func() bool { return s.metric("ingest_snapshot_chunks_done") >= 20 })
+	ctx := context.Background()
+	if _, err := s.workload.DB.ExecContext(ctx, "ALTER TABLE t0 ADD COLUMN x1 INT NOT NULL DEFAULT 7"); err != nil {
+		t.Fatal(err)
+	}
+	// Changes everywhere in t0, in chunks read and not yet read.
+	for id := 1; id <= 30000; id += 97 {
+		if _, err := s.workload.DB.ExecContext(ctx, "UPDATE t0 SET version = version + 1 WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !p.Exited() && !p.LogContains("hand-off finished") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if p.Exited() {
+		t.Errorf("ingest exited with code %d during the snapshot after an ADD COLUMN:\n%s", p.ExitCode(), errorsOf(p))
+	} else {
+		s.terminate()
+	}
+	s.catchUp()
+	s.check(AllowDuplicates)
+}

@@ -152,9 +152,6 @@ func (s *subject) createDatabase() {
 	if err := s.workload.Create(ctx, s.cfg.rows); err != nil {
 		t.Fatal(err)
 	}
-	// DDL during the snapshot stops ingest (TestBugDDLDuringSnapshot): the workload holds
-	// its DDL until handoffStored.
-	s.workload.HoldDDL(true)
 }
 
 func (s *subject) topics() []string {
@@ -539,7 +536,6 @@ func (s *subject) handoffStored() {
 	if err := s.checker.Baseline(context.Background(), s.workload.DB, s.name, s.tables); err != nil {
 		s.t.Fatal(err)
 	}
-	s.workload.HoldDDL(false)
 }
 
 // begin starts the workload and ingest and waits until the snapshot is done and stored: the

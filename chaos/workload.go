@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -54,7 +53,6 @@ type Workload struct {
 	// Seed seeds the random choices.
 	Seed uint64
 
-	noDDL   atomic.Bool // DDL held back
 	mu      sync.Mutex
 	rng     *rand.Rand
 	next    map[string]int64    // the next fresh id per table
@@ -102,9 +100,6 @@ func (w *Workload) init() {
 	w.extra = map[string][]string{}
 }
 
-// HoldDDL holds the DDL back (hold) or lets it run again.
-func (w *Workload) HoldDDL(hold bool) { w.noDDL.Store(hold) }
-
 // Stats returns what the workload did so far.
 func (w *Workload) Stats() WorkloadStats {
 	w.mu.Lock()
@@ -146,7 +141,7 @@ func (w *Workload) run(stop <-chan struct{}) {
 		}
 		var err error
 		switch now := time.Now(); {
-		case w.DDLEvery > 0 && now.Sub(lastDDL) >= w.DDLEvery && !w.noDDL.Load():
+		case w.DDLEvery > 0 && now.Sub(lastDDL) >= w.DDLEvery:
 			lastDDL = now
 			err = w.ddl(ctx)
 		case w.BigEvery > 0 && now.Sub(lastBig) >= w.BigEvery:

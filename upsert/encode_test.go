@@ -2,15 +2,18 @@ package upsert
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ingestkit/ingest/change"
 )
@@ -229,6 +232,40 @@ func TestAppendString(t *testing.T) {
 		if got := string(appendString(nil, []byte(tc.in))); got != tc.want {
 			t.Errorf("appendString(%q) = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestPlain8 checks the 8-bytes-at-once test against the byte-by-byte rule, for every byte
+// value at every position of a plain word and for random words.
+func TestPlain8(t *testing.T) {
+	naive := func(b []byte) bool {
+		for _, c := range b {
+			if c >= utf8.RuneSelf || escape[c] != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(b []byte) {
+		t.Helper()
+		if got, want := plain8(binary.LittleEndian.Uint64(b)), naive(b); got != want {
+			t.Fatalf("plain8(%q) = %v, want %v", b, got, want)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("abcdefgh")
+			b[pos] = byte(c)
+			check(b)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 8)
+	for range 200_000 {
+		for i := range b {
+			b[i] = byte(r.IntN(0x90)) // mostly ASCII, so that plain words occur
+		}
+		check(b)
 	}
 }
 

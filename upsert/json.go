@@ -2,6 +2,7 @@ package upsert
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -32,6 +33,10 @@ func appendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if escape[c] == 0 {
@@ -56,6 +61,22 @@ func appendString(dst, s []byte) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plain8 reports whether none of the 8 bytes packed in w needs attention: all are ASCII,
+// none is a control character, '"' or '\\'. It tests the bytes together: the top bit of a
+// byte of (x - 0x01…) &^ x is set where x's byte is zero, and of (w - 0x20…) &^ w where
+// w's byte is below 0x20 (bytes of 0x80 and above are caught by w's own top bits).
+func plain8(w uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	zero := func(x uint64) uint64 { return (x - ones) &^ x }
+	control := (w - 0x20*ones) &^ w
+	quote := zero(w ^ '"'*ones)
+	backslash := zero(w ^ '\\'*ones)
+	return (w|control|quote|backslash)&highs == 0
 }
 
 func appendEscape(dst []byte, c byte) []byte {

@@ -5,7 +5,9 @@ package snapshot
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/ingestkit/ingest/change"
@@ -82,6 +84,9 @@ func selectStar(b *testing.B, id change.TableID, decode bool) int {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if decode {
+		return scanDecoded(b, db, t)
+	}
 	rows, err := db.Query(t.selectSQL)
 	if err != nil {
 		b.Fatal(err)
@@ -93,21 +98,39 @@ func selectStar(b *testing.B, id change.TableID, decode bool) int {
 		dest[i] = &raw[i]
 	}
 	n := 0
-	var a arena
-	var cols [][]byte
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			b.Fatal(err)
 		}
-		if decode {
-			cols = a.copyRaw(raw, cols[:0])
-			if _, err := a.decodeText(t, cols); err != nil {
-				b.Fatal(err)
-			}
-		}
 		n++
 	}
 	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// scanDecoded reads the table as a reader does (driver.Rows, arena, decoders) in one SELECT.
+func scanDecoded(b *testing.B, db *sql.DB, t *table) int {
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	n := 0
+	err = conn.Raw(func(dc any) error {
+		rows, err := dc.(driver.QueryerContext).QueryContext(context.Background(), t.selectSQL, nil)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out, _, err := scanRows(rows, t, math.MaxInt)
+		if err == nil {
+			n = len(out.rows)
+		}
+		return err
+	})
+	if err != nil {
 		b.Fatal(err)
 	}
 	return n

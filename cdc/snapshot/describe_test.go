@@ -21,6 +21,13 @@ func (c testColumn) FromText(b []byte) (change.Value, error) {
 	return change.IntValue(n), err
 }
 
+func (c testColumn) FromDriver(v any) (change.Value, error) {
+	if b, ok := v.([]byte); ok || v == nil {
+		return c.FromText(b)
+	}
+	return c.FromBinlog(v)
+}
+
 func (c testColumn) FromBinlog(v any) (change.Value, error) {
 	if n, ok := v.(int64); ok {
 		return change.IntValue(n), nil

@@ -117,7 +117,7 @@ func (w *workload) step(ctx context.Context, conn *sql.Conn) error {
 	switch op := w.pick(); {
 	case op < 2:
 		id := w.fresh()
-		_, err := conn.ExecContext(ctx, "INSERT INTO t VALUES (?, 1, CONCAT(?, ':1'), FROM_UNIXTIME(1000000 + ?))", id, id, id)
+		_, err := conn.ExecContext(ctx, "INSERT INTO t (id, version, payload, ts) VALUES (?, 1, CONCAT(?, ':1'), FROM_UNIXTIME(1000000 + ?))", id, id, id)
 		w.give(id)
 		return err
 	case op < 3:
@@ -350,8 +350,15 @@ type streamFunc func(ctx context.Context, cfg Config, tbl *table, from, to cdc.P
 // a consumer sees only increase, and its final state equals the table. The stream is read
 // with the test's own reader, and with cdc.Source as the runner will.
 func TestSnapshotUnderWrites(t *testing.T) {
-	t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, streamTable) })
-	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream) })
+	t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, streamTable, "") })
+	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "") })
+}
+
+// TestSnapshotDuringAddColumn is TestSnapshotUnderWrites with an ALTER TABLE … ADD COLUMN
+// once a tenth of the chunks are read: the snapshot carries on, the chunks read after it
+// have the new column, and nothing is lost or goes backwards.
+func TestSnapshotDuringAddColumn(t *testing.T) {
+	snapshotUnderWrites(t, sourceStream, "ALTER TABLE t ADD COLUMN x1 INT NOT NULL DEFAULT 7")
 }
 
 // sourceStream streams with cdc.Source, joining the batches of each transaction.
@@ -385,7 +392,9 @@ func sourceStream(ctx context.Context, cfg Config, tbl *table, from, to cdc.Posi
 	return <-errc
 }
 
-func snapshotUnderWrites(t *testing.T, stream streamFunc) {
+// snapshotUnderWrites runs the scenario of TestSnapshotUnderWrites, with ddl (unless empty)
+// run once the snapshot has emitted some chunks.
+func snapshotUnderWrites(t *testing.T, stream streamFunc, ddl string) {
 	name, db := testenv.Database(t)
 	w := newWorkload(t, db, 20000)
 	id := change.TableID{DB: name, Table: "t"}
@@ -401,8 +410,17 @@ func snapshotUnderWrites(t *testing.T, stream streamFunc) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	s := New(cfg)
+	ddlDone := make(chan error, 1)
+	if ddl != "" {
+		go func() { ddlDone <- alterDuring(db, s, ddl) }()
+	} else {
+		ddlDone <- nil
+	}
 	batches, err := runSnapshot(t, s)
 	opsDuring := w.ops.Load()
+	if derr := <-ddlDone; derr != nil {
+		t.Fatalf("%s: %v", ddl, derr)
+	}
 	time.Sleep(200 * time.Millisecond)
 	close(stop)
 	writers.Wait()
@@ -450,4 +468,29 @@ func snapshotUnderWrites(t *testing.T, stream streamFunc) {
 	if opsDuring < 100 || s.windows() == 0 || skipped == 0 {
 		t.Errorf("the test did not exercise the merge: %d ops, %d windows, %d skipped", opsDuring, s.windows(), skipped)
 	}
+	if ddl != "" {
+		widths := map[int]int{}
+		for _, b := range batches {
+			for _, ch := range b.Changes {
+				widths[len(ch.After)]++
+			}
+		}
+		t.Logf("snapshot rows by column count: %v", widths)
+		if widths[4] == 0 || widths[5] == 0 {
+			t.Errorf("the DDL did not fall inside the snapshot: rows by column count %v", widths)
+		}
+	}
+}
+
+// alterDuring runs ddl once s has emitted a tenth of its chunks, or gives up after a minute.
+func alterDuring(db *sql.DB, s *Snapshot, ddl string) error {
+	deadline := time.Now().Add(time.Minute)
+	for len(s.Progress().Chunks) < 6 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the snapshot emitted no chunks in a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, err := db.Exec(ddl)
+	return err
 }

@@ -116,6 +116,13 @@ func (l *ledger) begin() int {
 	return l.next
 }
 
+// abandon forgets a piece that failed and will be read again under another id.
+func (l *ledger) abandon(id int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.inflight, id)
+}
+
 // setLow records a piece's low watermark.
 func (l *ledger) setLow(id int, low cdc.Position) {
 	l.mu.Lock()

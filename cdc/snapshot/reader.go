@@ -3,8 +3,10 @@ package snapshot
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -94,6 +96,7 @@ type reader struct {
 	marks  *watermarks
 	window *binlogWindow
 	ledger *ledger
+	shapes *shapes
 	since  cdc.Position // Config.Resume's Since; zero when not resumed
 	limit  int          // the most rows one SELECT returns; a chunk with more is cut there
 }
@@ -102,7 +105,7 @@ type reader struct {
 // the limit-th key plus the rest of the span, read in turn. It calls emit for each piece.
 func (r *reader) read(ctx context.Context, s span, emit func(piece) error) error {
 	for {
-		p, rest, err := r.readPiece(ctx, s)
+		p, rest, err := r.readReshaping(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -116,9 +119,33 @@ func (r *reader) read(ctx context.Context, s span, emit func(piece) error) error
 	}
 }
 
+// readReshaping reads a piece with its table's current description, and when the table
+// turns out to have changed shape (an ALTER TABLE), describes it again and reads the piece
+// again: its watermark window then starts after the change.
+func (r *reader) readReshaping(ctx context.Context, s span) (piece, *span, error) {
+	for attempt := 0; ; attempt++ {
+		cur, err := r.shapes.current(s)
+		if err != nil {
+			return piece{}, nil, err
+		}
+		p, rest, err := r.readPiece(ctx, cur)
+		if err == nil || attempt == maxReshapes || !reshaped(err) {
+			return p, rest, err
+		}
+		if _, rerr := r.shapes.refresh(ctx, cur.t); rerr != nil {
+			return piece{}, nil, fmt.Errorf("%w (describing it again: %w)", err, rerr)
+		}
+	}
+}
+
 // readPiece is the watermark algorithm for one chunk: low, SELECT, high, merge.
-func (r *reader) readPiece(ctx context.Context, s span) (piece, *span, error) {
+func (r *reader) readPiece(ctx context.Context, s span) (_ piece, _ *span, err error) {
 	id := r.ledger.begin()
+	defer func() {
+		if err != nil {
+			r.ledger.abandon(id)
+		}
+	}()
 	low, err := r.marks.low(ctx, r.conn)
 	if err != nil {
 		return piece{}, nil, fmt.Errorf("%s: low watermark: %w", s, err)
@@ -161,6 +188,8 @@ func cut(s span, last Bound) (span, *span, error) {
 
 // selectRows reads the rows of s in key order with one autocommit SELECT. When limit rows
 // come back, last is the key of the last one (the span has more rows than one piece holds).
+// The rows are read through go-sql-driver's driver.Rows: database/sql would format the
+// numbers the driver has parsed back into text and copy every column once more.
 func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, error) {
 	cond, args, err := s.where()
 	if err != nil {
@@ -171,54 +200,86 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 		q += " WHERE " + cond
 	}
 	q += s.t.orderSQL + " LIMIT " + strconv.Itoa(r.limit)
-	rows, err := r.conn.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", s, err)
-	}
-	defer rows.Close()
-	out, last, err := scanRows(rows, s.t, r.limit)
+	var out *chunkRows
+	var last Bound
+	err = r.conn.Raw(func(dc any) error {
+		queryer, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot query", dc)
+		}
+		rows, err := queryer.QueryContext(ctx, q, namedValues(args))
+		if err != nil {
+			return err
+		}
+		out, last, err = scanRows(rows, s.t, r.limit)
+		return errors.Join(err, rows.Close())
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", s, err)
 	}
 	return out, last, nil
 }
 
+func namedValues(args []any) []driver.NamedValue {
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return named
+}
+
 // scanRows converts every row with the column decoders. The bytes of each row are copied
 // once into the chunk's arena, which the row's values may alias.
-func scanRows(rows *sql.Rows, t *table, limit int) (*chunkRows, Bound, error) {
-	n := len(t.desc.Columns)
-	raw := make([]sql.RawBytes, n)
-	dest := make([]any, n)
-	for i := range raw {
-		dest[i] = &raw[i]
-	}
+func scanRows(rows driver.Rows, t *table, limit int) (*chunkRows, Bound, error) {
+	dest := make([]driver.Value, len(t.desc.Columns))
+	cols := make([][]byte, len(dest))
 	out := newChunkRows(t.desc.Schema, min(limit, 1<<16))
 	var a arena
-	var cols [][]byte
+	var last Bound
 	count := 0
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
+	for {
+		err := rows.Next(dest)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
 			return nil, nil, err
 		}
-		cols = a.copyRaw(raw, cols[:0])
-		row, err := a.decodeText(t, cols)
+		a.copyRaw(dest, cols)
+		row, err := a.decode(t, dest, cols)
 		if err != nil {
 			return nil, nil, fmt.Errorf("row %d: %w", count+1, err)
 		}
 		out.add(row)
 		count++
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, nil, err
-	}
-	if count < limit {
-		return out, nil, nil
-	}
-	last := make(Bound, len(t.key))
-	for i, kc := range t.key {
-		last[i] = cols[kc.index]
+		if count == limit {
+			last = lastKey(t, dest, cols)
+		}
 	}
 	return out, last, nil
+}
+
+// lastKey returns the key columns of a row as a Bound, the text ones from their copies.
+func lastKey(t *table, dest []driver.Value, cols [][]byte) Bound {
+	b := make(Bound, len(t.key))
+	for i, kc := range t.key {
+		if cols[kc.index] != nil {
+			b[i] = cols[kc.index]
+			continue
+		}
+		switch v := dest[kc.index].(type) {
+		case int64:
+			b[i] = strconv.AppendInt(nil, v, 10)
+		case uint64:
+			b[i] = strconv.AppendUint(nil, v, 10)
+		case float64:
+			b[i] = strconv.AppendFloat(nil, v, 'g', -1, 64)
+		case nil:
+		default:
+			b[i] = fmt.Append(nil, v)
+		}
+	}
+	return b
 }
 
 // arena holds the bytes and values of the rows of one chunk in a few large blocks instead of
@@ -235,26 +296,26 @@ const (
 	arenaValues = 4 << 10  // values per block (a row wider than that gets its own)
 )
 
-// copyRaw copies the columns into the arena, keeping NULL (nil) apart from empty, and
-// appends them to cols.
-func (a *arena) copyRaw(raw []sql.RawBytes, cols [][]byte) [][]byte {
+// copyRaw copies the []byte columns of a row, which alias the driver's read buffer, into the
+// arena, and sets cols[i] to the copy of dest[i] (nil for the other values).
+func (a *arena) copyRaw(dest []driver.Value, cols [][]byte) {
 	size := 0
-	for _, r := range raw {
-		size += len(r)
+	for _, v := range dest {
+		if b, ok := v.([]byte); ok {
+			size += len(b)
+		}
 	}
 	if cap(a.bytes)-len(a.bytes) < size {
 		a.bytes = make([]byte, 0, max(arenaBytes, size))
 	}
-	for _, r := range raw {
-		if r == nil {
-			cols = append(cols, nil)
-			continue
+	for i, v := range dest {
+		cols[i] = nil
+		if b, ok := v.([]byte); ok {
+			start := len(a.bytes)
+			a.bytes = append(a.bytes, b...)
+			cols[i] = a.bytes[start:len(a.bytes):len(a.bytes)]
 		}
-		start := len(a.bytes)
-		a.bytes = append(a.bytes, r...)
-		cols = append(cols, a.bytes[start:len(a.bytes):len(a.bytes)])
 	}
-	return cols
 }
 
 // row returns n zero values for one row, with its capacity clipped to n.
@@ -267,14 +328,22 @@ func (a *arena) row(n int) change.Row {
 	return change.Row(a.values[start : start+n : start+n])
 }
 
-func (a *arena) decodeText(t *table, cols [][]byte) (change.Row, error) {
-	row := a.row(len(cols))
-	for i, b := range cols {
-		v, err := t.desc.Columns[i].FromText(b)
+// decode converts a row's driver values with the column decoders, taking the []byte ones
+// from their copies in cols.
+func (a *arena) decode(t *table, dest []driver.Value, cols [][]byte) (change.Row, error) {
+	row := a.row(len(dest))
+	for i, v := range dest {
+		var val change.Value
+		var err error
+		if cols[i] != nil {
+			val, err = t.desc.Columns[i].FromText(cols[i])
+		} else {
+			val, err = t.desc.Columns[i].FromDriver(v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.desc.Schema.Columns[i].Name, err)
 		}
-		row[i] = v
+		row[i] = val
 	}
 	return row, nil
 }

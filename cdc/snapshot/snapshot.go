@@ -68,18 +68,18 @@ func (s *Snapshot) Run(ctx context.Context, out chan<- change.Batch) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	s.windows = window.reads.Load
-	return s.run(ctx, db, todo, &watermarks{mariaDB: mariaDB}, window, out)
+	return s.run(ctx, db, todo, &watermarks{mariaDB: mariaDB}, newShapes(db, &s.cfg, tables), window, out)
 }
 
 // run starts the planner, the readers and the emitter, connected by bounded channels.
-func (s *Snapshot) run(ctx context.Context, db *sql.DB, todo []tableGaps, marks *watermarks, window *binlogWindow, out chan<- change.Batch) error {
+func (s *Snapshot) run(ctx context.Context, db *sql.DB, todo []tableGaps, marks *watermarks, sh *shapes, window *binlogWindow, out chan<- change.Batch) error {
 	g, ctx := errgroup.WithContext(ctx)
 	spans := make(chan span, s.cfg.Parallelism)
 	pieces := make(chan piece, s.cfg.Parallelism)
 	g.Go(func() error { return s.plan(ctx, db, todo, spans) })
 	readers, rctx := errgroup.WithContext(ctx)
 	for range s.cfg.Parallelism {
-		readers.Go(func() error { return s.readLoop(rctx, db, marks, window, spans, pieces) })
+		readers.Go(func() error { return s.readLoop(rctx, db, marks, sh, window, spans, pieces) })
 	}
 	g.Go(func() error {
 		err := readers.Wait()
@@ -121,13 +121,13 @@ func (s *Snapshot) plan(ctx context.Context, db *sql.DB, todo []tableGaps, spans
 }
 
 // readLoop reads chunks on a connection of its own until spans is closed.
-func (s *Snapshot) readLoop(ctx context.Context, db *sql.DB, marks *watermarks, window *binlogWindow, spans <-chan span, pieces chan<- piece) error {
+func (s *Snapshot) readLoop(ctx context.Context, db *sql.DB, marks *watermarks, sh *shapes, window *binlogWindow, spans <-chan span, pieces chan<- piece) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("snapshot: connect: %w", err)
 	}
 	defer conn.Close()
-	r := &reader{conn: conn, marks: marks, window: window, ledger: s.ledger, limit: 2 * s.cfg.ChunkSize}
+	r := &reader{conn: conn, marks: marks, window: window, ledger: s.ledger, shapes: sh, limit: 2 * s.cfg.ChunkSize}
 	if s.cfg.Resume != nil && s.cfg.Resume.Since != "" {
 		if r.since, err = cdc.ParsePosition(s.cfg.Resume.Since); err != nil {
 			return fmt.Errorf("snapshot: resume: since: %w", err)

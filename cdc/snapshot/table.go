@@ -14,10 +14,12 @@ import (
 // Decoder turns one column's values into change.Values; *cdc.Column implements it. FromText
 // converts the text a SELECT returns (with time_zone '+00:00' and character_set_results NULL)
 // and FromBinlog a value of go-mysql's row decoder (ParseTime, TimestampStringLocation UTC,
-// UseDecimal off). Both must give identical Values for the same row state. The Value may
-// alias b.
+// UseDecimal off), FromDriver a value of go-sql-driver's driver.Rows (numbers parsed, the
+// rest as FromText takes it). All must give identical Values for the same row state. The
+// Value may alias b.
 type Decoder interface {
 	FromText(b []byte) (change.Value, error)
+	FromDriver(v any) (change.Value, error)
 	FromBinlog(v any) (change.Value, error)
 }
 

@@ -327,14 +327,14 @@ func (m *mergeState) remove(raw []any, merge bool) error {
 // inSpan decodes only the chunk key of a binlog row and tests it against the span.
 func inSpan(s span, raw []any) (bool, error) {
 	if len(raw) != len(s.t.desc.Columns) {
-		return false, fmt.Errorf("table %s changed shape during the snapshot: the binlog has %d columns, the snapshot %d",
-			s.t.id, len(raw), len(s.t.desc.Columns))
+		return false, &shapeError{Table: s.t.id, Err: fmt.Errorf("the binlog has %d columns, the snapshot %d",
+			len(raw), len(s.t.desc.Columns))}
 	}
 	key := make([]change.Value, len(s.t.key))
 	for i, kc := range s.t.key {
 		v, err := s.t.desc.Columns[kc.index].FromBinlog(raw[kc.index])
 		if err != nil {
-			return false, fmt.Errorf("table %s: key column %s: %w", s.t.id, kc.name, err)
+			return false, &shapeError{Table: s.t.id, Err: fmt.Errorf("key column %s: %w", kc.name, err)}
 		}
 		key[i] = v
 	}
@@ -346,7 +346,7 @@ func decodeBinlog(t *table, raw []any) (change.Row, error) {
 	for i, v := range raw {
 		val, err := t.desc.Columns[i].FromBinlog(v)
 		if err != nil {
-			return nil, fmt.Errorf("table %s: column %s: %w", t.id, t.desc.Schema.Columns[i].Name, err)
+			return nil, &shapeError{Table: t.id, Err: fmt.Errorf("column %s: %w", t.desc.Schema.Columns[i].Name, err)}
 		}
 		row[i] = val
 	}
