@@ -82,4 +82,24 @@ func TestSASLSCRAMOverTLS(t *testing.T) {
 		t.Fatalf("wrong password: got %v, want a fatal error without the password", err)
 	}
 	t.Logf("wrong password: %v", err)
+
+	// TLS without SASL against the SASL_SSL listener: the broker closes each connection at
+	// the first request. Start says so, instead of retrying forever.
+	noSASL := map[string]string{"bootstrap.servers": b.saslAddr(), "security.protocol": "SSL", "request.timeout.ms": "10000"}
+	maps.Copy(noSASL, stores[1])
+	plain, err := ParseProperties(noSASL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Properties = plain
+	s, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	_, err = s.Start(ctx)
+	if err == nil || !strings.Contains(err.Error(), "security.protocol") || IsRetryable(err) {
+		t.Fatalf("no SASL: got %v, want a fatal error naming security.protocol", err)
+	}
+	t.Logf("no SASL: %v (after %s)", err, time.Since(began).Round(time.Millisecond))
 }

@@ -279,7 +279,13 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 		return nil, errors.New("upsert: sink already started")
 	}
 	s.started = true
-	cl, err := kgo.NewClient(s.clientOpts()...)
+	if err := s.probe(ctx); err != nil {
+		return nil, err
+	}
+	// An EOF as the first answer on a new connection is, by franz-go's default, a
+	// configuration error that fails the records; a broker that is stopping or starting
+	// gives the same. probe has ruled the configuration error out, so retry it.
+	cl, err := kgo.NewClient(append(s.clientOpts(), kgo.AlwaysRetryEOF())...)
 	if err != nil {
 		return nil, fmt.Errorf("upsert: %w", err)
 	}
@@ -301,6 +307,44 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 		return nil, err
 	}
 	return cp, nil
+}
+
+// Probe limits: how long one metadata request of probe may take, and how many times an EOF
+// on the first read is tried before it counts as a configuration error.
+const (
+	probeTimeout  = 5 * time.Second
+	probeAttempts = 3
+)
+
+// probe asks the brokers for metadata with a client that keeps franz-go's default for an
+// EOF on a new connection's first read: an error at once, which is what a listener
+// expecting SASL or TLS gives a client speaking neither. Three such answers in a row are a
+// configuration error. Other failures (no broker up yet) are left to the sink's client,
+// which retries them.
+func (s *Sink) probe(ctx context.Context) error {
+	cl, err := kgo.NewClient(append(s.cfg.Properties.ClientOpts(), s.cfg.ClientOpts...)...)
+	if err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	defer cl.Close()
+	admin := kadm.NewClient(cl)
+	for attempt := 1; ; attempt++ {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		_, err := admin.BrokerMetadata(pctx)
+		cancel()
+		var eof *kgo.ErrFirstReadEOF
+		if err == nil || !errors.As(err, &eof) {
+			return nil
+		}
+		if attempt == probeAttempts {
+			return &Error{Op: "connect", Err: fmt.Errorf("%w; check properties.security.protocol (and the sasl.* and ssl.* properties) against the brokers' listener", err)}
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Close releases the client. Run calls it; call it yourself only after a Start that is not
