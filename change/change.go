@@ -75,4 +75,8 @@ type Batch struct {
 	CommitTime time.Time
 	End        bool
 	Position   []byte
+	// Release, when set, is called once by the last consumer of the batch when it no longer
+	// needs the rows of the batch or of any batch sent before it: the producer may then
+	// reuse their memory. A consumer that keeps rows must not call it.
+	Release func()
 }

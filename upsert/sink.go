@@ -385,6 +385,9 @@ func (s *Sink) Run(ctx context.Context, in <-chan Input) (err error) {
 				}
 				return s.abort(ctx, err)
 			}
+			if b.Release != nil {
+				b.Release() // the records hold encoded copies; the rows are done with
+			}
 		case <-tick.C:
 			if err := s.tick(ctx); err != nil {
 				return s.abort(ctx, err)

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -18,6 +19,7 @@ import (
 // binlog events come last). The index by record key is built only when a merge needs it.
 type chunkRows struct {
 	schema *change.Schema
+	arena  *arena       // holds the rows read by the SELECT; nil when none
 	rows   []change.Row // nil where a row was removed
 	index  map[string]int
 	live   int
@@ -234,7 +236,8 @@ func scanRows(rows driver.Rows, t *table, limit int) (*chunkRows, Bound, error) 
 	dest := make([]driver.Value, len(t.desc.Columns))
 	cols := make([][]byte, len(dest))
 	out := newChunkRows(t.desc.Schema, min(limit, 1<<16))
-	var a arena
+	a := &arena{}
+	out.arena = a
 	var last Bound
 	count := 0
 	for {
@@ -264,7 +267,7 @@ func lastKey(t *table, dest []driver.Value, cols [][]byte) Bound {
 	b := make(Bound, len(t.key))
 	for i, kc := range t.key {
 		if cols[kc.index] != nil {
-			b[i] = cols[kc.index]
+			b[i] = bytes.Clone(cols[kc.index]) // the arena is recycled; the bound is kept
 			continue
 		}
 		switch v := dest[kc.index].(type) {
@@ -280,70 +283,4 @@ func lastKey(t *table, dest []driver.Value, cols [][]byte) Bound {
 		}
 	}
 	return b
-}
-
-// arena holds the bytes and values of the rows of one chunk in a few large blocks instead of
-// two allocations per row. Blocks are only ever appended to and replaced when full, never
-// reused: a row's values stay valid for as long as anything refers to them, which is all the
-// lifetime rule of change.Value asks.
-type arena struct {
-	bytes  []byte
-	values []change.Value
-}
-
-const (
-	arenaBytes  = 64 << 10 // bytes per block (a larger row gets a block of its own size)
-	arenaValues = 4 << 10  // values per block (a row wider than that gets its own)
-)
-
-// copyRaw copies the []byte columns of a row, which alias the driver's read buffer, into the
-// arena, and sets cols[i] to the copy of dest[i] (nil for the other values).
-func (a *arena) copyRaw(dest []driver.Value, cols [][]byte) {
-	size := 0
-	for _, v := range dest {
-		if b, ok := v.([]byte); ok {
-			size += len(b)
-		}
-	}
-	if cap(a.bytes)-len(a.bytes) < size {
-		a.bytes = make([]byte, 0, max(arenaBytes, size))
-	}
-	for i, v := range dest {
-		cols[i] = nil
-		if b, ok := v.([]byte); ok {
-			start := len(a.bytes)
-			a.bytes = append(a.bytes, b...)
-			cols[i] = a.bytes[start:len(a.bytes):len(a.bytes)]
-		}
-	}
-}
-
-// row returns n zero values for one row, with its capacity clipped to n.
-func (a *arena) row(n int) change.Row {
-	if cap(a.values)-len(a.values) < n {
-		a.values = make([]change.Value, 0, max(arenaValues, n))
-	}
-	start := len(a.values)
-	a.values = a.values[:start+n]
-	return change.Row(a.values[start : start+n : start+n])
-}
-
-// decode converts a row's driver values with the column decoders, taking the []byte ones
-// from their copies in cols.
-func (a *arena) decode(t *table, dest []driver.Value, cols [][]byte) (change.Row, error) {
-	row := a.row(len(dest))
-	for i, v := range dest {
-		var val change.Value
-		var err error
-		if cols[i] != nil {
-			val, err = t.desc.Columns[i].FromText(cols[i])
-		} else {
-			val, err = t.desc.Columns[i].FromDriver(v)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", t.desc.Schema.Columns[i].Name, err)
-		}
-		row[i] = val
-	}
-	return row, nil
 }

@@ -156,7 +156,8 @@ func (s *Snapshot) readLoop(ctx context.Context, db *sql.DB, marks *watermarks, 
 	}
 }
 
-// emit sends each piece as batches, records it in the ledger, and ends with the marker.
+// emit sends each piece as batches, records it in the ledger, and ends with the marker. The
+// last batch of a piece releases the piece's row memory for reuse (change.Batch.Release).
 func (s *Snapshot) emit(ctx context.Context, pieces <-chan piece, out chan<- change.Batch) error {
 	for {
 		select {
@@ -202,6 +203,9 @@ func (s *Snapshot) emitPiece(ctx context.Context, p piece, out chan<- change.Bat
 	}
 	c := p.span.chunk()
 	batch.End = true
+	if a := p.rows.arena; a != nil {
+		batch.Release = a.release
+	}
 	batch.Position = s.ledger.add(p.id, DoneChunk{DB: c.Table.DB, Table: c.Table.Table, Lo: c.Lo, Hi: c.Hi,
 		Low: p.low.String(), High: p.high.String(), Rows: int64(p.rows.live)}, p.high)
 	if err := send(ctx, out, batch); err != nil {
