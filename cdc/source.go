@@ -335,7 +335,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // session runs one replication connection from st.delivered. progressed reports whether
 // any event arrived (a reconnect that gets events resets the failure count).
 func (s *Source) session(ctx context.Context, srv *server, st *stream) (progressed bool, err error) {
-	syncer := replication.NewBinlogSyncer(s.syncerConfig(srv))
+	st.pending = newPendingRows()
+	cfg := s.syncerConfig(srv)
+	cfg.RowsEventDecodeFunc = s.skipUncaptured(st.pending)
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	streamer, err := startSync(syncer, st.delivered)
 	if err != nil {
@@ -397,13 +400,14 @@ func (s *Source) syncerConfig(srv *server) replication.BinlogSyncerConfig {
 		EventCacheCount:         256,
 		Logger:                  libraryLogger(s.cfg.Logger),
 		Dialer:                  (&net.Dialer{Timeout: s.cfg.ConnectTimeout}).DialContext,
-		RowsEventDecodeFunc:     s.skipUncaptured(),
 	}
 }
 
-// skipUncaptured returns a row decoder that decodes only the rows of captured tables; the
-// others keep Rows nil. It runs on go-mysql's reader goroutine, one per connection.
-func (s *Source) skipUncaptured() func(*replication.RowsEvent, []byte) error {
+// skipUncaptured returns a rows-event decoder that decodes only the event headers: the rows
+// of captured tables are left undecoded in pending for the stream (see rowimage.go), those
+// of other tables are dropped (Rows stays nil). It runs on go-mysql's reader goroutine, one
+// per connection.
+func (s *Source) skipUncaptured(pending *pendingRows) func(*replication.RowsEvent, []byte) error {
 	captured := map[uint64]bool{}
 	return func(e *replication.RowsEvent, data []byte) error {
 		pos, err := e.DecodeHeader(data)
@@ -415,10 +419,10 @@ func (s *Source) skipUncaptured() func(*replication.RowsEvent, []byte) error {
 			ok = s.cfg.Tables(string(e.Table.Schema), string(e.Table.Table))
 			captured[e.TableID] = ok
 		}
-		if !ok {
-			return nil
+		if ok {
+			pending.put(e, data[pos:])
 		}
-		return e.DecodeData(pos, data)
+		return nil
 	}
 }
 

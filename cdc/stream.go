@@ -36,11 +36,19 @@ type stream struct {
 	emitted    int // changes of this transaction already sent in End=false batches
 	skip       int // changes of this transaction to drop (sent before a reconnect)
 	eventTime  uint32
-	tables     map[uint64]*Table // binlog table id → captured table; nil value: not captured
-	startAfter int64             // StartTimestamp: transactions committed before (unix s) are skipped
+	tables     map[uint64]*mappedTable // binlog table id → captured table; nil value: not captured
+	startAfter int64                   // StartTimestamp: transactions committed before (unix s) are skipped
+	pending    *pendingRows            // the undecoded rows of the connection's captured tables
 
 	lastBeat time.Time // when the last batch was sent
 	sentPos  string    // the position of the last End batch sent
+}
+
+// mappedTable is a captured table as a TABLE_MAP event maps it: its description and the plan
+// that decodes its row images (nil: go-mysql decodes them).
+type mappedTable struct {
+	*Table
+	plan *rowPlan
 }
 
 type mysqlGTID struct {
@@ -50,7 +58,7 @@ type mysqlGTID struct {
 
 func newStream(cfg *Config, cache *schemaCache, out chan<- change.Batch, from Position, gtidKnown bool) *stream {
 	return &stream{cfg: cfg, cache: cache, out: out, now: time.Now, delivered: from, cur: from,
-		gtidKnown: gtidKnown, tables: map[uint64]*Table{}}
+		gtidKnown: gtidKnown, tables: map[uint64]*mappedTable{}}
 }
 
 // resume prepares for a new connection from s.delivered: the open transaction, if any, is
@@ -191,7 +199,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 	if err != nil {
 		return s.schemaError(change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}, err)
 	}
-	s.tables[tm.TableID] = t
+	s.tables[tm.TableID] = &mappedTable{Table: t, plan: newRowPlan(tm, t)}
 	return nil
 }
 
@@ -202,11 +210,13 @@ func (s *stream) schemaError(id change.TableID, err error) error {
 	return &SchemaError{Table: id, Position: s.cur, Err: err}
 }
 
-// rows converts a rows event of a captured table into changes.
+// rows converts a rows event of a captured table into changes. The rows are in s.pending
+// (undecoded), or in e.Rows when go-mysql decoded them.
 func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {
 	s.advance(h)
+	data, pending := s.pending.take(e)
 	t := s.tables[e.TableID]
-	if t == nil || e.Rows == nil {
+	if t == nil || !pending && e.Rows == nil {
 		return nil
 	}
 	op, step := change.Insert, 1
@@ -216,34 +226,54 @@ func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replic
 	case replication.EnumRowsEventTypeDelete:
 		op = change.Delete
 	}
-	// The values of every image of the event in one block (its rows are clipped slices of
-	// it), instead of an allocation per image.
-	n := len(t.Columns)
-	vals := make([]change.Value, len(e.Rows)/step*step*n)
-	image := func(i int) (change.Row, error) {
-		return decodeRow(t, e.Rows[i], vals[i*n:(i+1)*n:(i+1)*n])
+	vals, err := decodeImages(h, e, t, data, pending, step)
+	if err != nil {
+		return s.schemaError(t.Schema.Table, err)
 	}
-	for i := 0; i+step <= len(e.Rows); i += step {
+	n := len(t.Columns)
+	image := func(i int) change.Row { return vals[i*n : (i+1)*n : (i+1)*n] }
+	for i := 0; n > 0 && (i+step)*n <= len(vals); i += step {
 		c := change.Change{Schema: t.Schema, Op: op}
-		var err error
 		switch op {
 		case change.Insert:
-			c.After, err = image(i)
+			c.After = image(i)
 		case change.Delete:
-			c.Before, err = image(i)
+			c.Before = image(i)
 		default:
-			if c.Before, err = image(i); err == nil {
-				c.After, err = image(i + 1)
-			}
-		}
-		if err != nil {
-			return s.schemaError(t.Schema.Table, err)
+			c.Before, c.After = image(i), image(i+1)
 		}
 		if err := s.add(ctx, c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodeImages returns the values of every row image of a rows event in one block (its rows
+// are clipped slices of it), len(t.Columns) per image. Pending rows (data) are decoded by
+// t's plan when it handles the event, else by go-mysql; go-mysql's values are converted with
+// FromBinlog.
+func decodeImages(h *replication.EventHeader, e *replication.RowsEvent, t *mappedTable, data []byte,
+	pending bool, step int) ([]change.Value, error) {
+	if pending && t.plan.matches(h.EventType, e) {
+		vals, err := t.plan.decode(data, step == 2)
+		if !errors.Is(err, errFallback) {
+			return vals, err
+		}
+	}
+	if pending {
+		if err := e.DecodeData(0, data); err != nil {
+			return nil, fmt.Errorf("decode rows: %w", err)
+		}
+	}
+	n := len(t.Columns)
+	vals := make([]change.Value, len(e.Rows)/step*step*n)
+	for i := range len(e.Rows) / step * step {
+		if _, err := decodeRow(t.Table, e.Rows[i], vals[i*n:(i+1)*n:(i+1)*n]); err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
 }
 
 // decodeRow converts one row image into row, which has a value per column of t. The image
