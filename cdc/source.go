@@ -340,17 +340,21 @@ func (s *Source) session(ctx context.Context, srv *server, st *stream) (progress
 	cfg.RowsEventDecodeFunc = s.skipUncaptured(st.pending)
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
+	dog := newWatchdog(s.readTimeout(), syncer.Close)
+	defer dog.stop()
 	streamer, err := startSync(syncer, st.delivered)
 	if err != nil {
-		return false, err
+		return false, dog.explain(err)
 	}
 	if s.onConnect != nil {
 		s.onConnect(syncer.LastConnectionID())
 	}
 	for {
+		dog.waiting()
 		ev, err := streamer.GetEvent(ctx)
+		dog.got()
 		if err != nil {
-			return progressed, err
+			return progressed, dog.explain(err)
 		}
 		progressed = true
 		if s.onEvent != nil {
@@ -361,6 +365,10 @@ func (s *Source) session(ctx context.Context, srv *server, st *stream) (progress
 		}
 	}
 }
+
+// readTimeout is how long the connection may stay silent: the server sends a heartbeat
+// every Heartbeat when it has nothing else to send.
+func (s *Source) readTimeout() time.Duration { return 2*s.cfg.Heartbeat + 10*time.Second }
 
 func startSync(syncer *replication.BinlogSyncer, from Position) (*replication.BinlogStreamer, error) {
 	switch {
@@ -394,7 +402,8 @@ func (s *Source) syncerConfig(srv *server) replication.BinlogSyncerConfig {
 		ParseTime:               true,
 		TimestampStringLocation: time.UTC,
 		HeartbeatPeriod:         s.cfg.Heartbeat,
-		ReadTimeout:             2*s.cfg.Heartbeat + 10*time.Second,
+		// No ReadTimeout: go-mysql would set a socket deadline for every packet (11% of
+		// the CPU of one-row transactions); session's watchdog closes a silent connection.
 		DisableRetrySync:        true, // go-mysql would resume mid-transaction or from its own GTID set
 		DiscardGTIDSet:          true, // positions are tracked by the stream
 		EventCacheCount:         256,

@@ -162,8 +162,8 @@ func (s *Source) firstEventTime(ctx context.Context, srv *server, file string) (
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
 	cfg := s.syncerConfig(srv)
-	cfg.RowsEventDecodeFunc = nil
 	cfg.RawModeEnabled = true
+	cfg.ReadTimeout = s.cfg.ConnectTimeout // a few events: a deadline per packet costs nothing
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	streamer, err := syncer.StartSync(gomysql.Position{Name: file, Pos: 4})

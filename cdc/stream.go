@@ -1,10 +1,12 @@
 package cdc
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -37,11 +39,29 @@ type stream struct {
 	skip       int // changes of this transaction to drop (sent before a reconnect)
 	eventTime  uint32
 	tables     map[uint64]*mappedTable // binlog table id → captured table; nil value: not captured
+	maps       map[uint64]*seenMap     // the table maps of earlier transactions, to reuse
 	startAfter int64                   // StartTimestamp: transactions committed before (unix s) are skipped
 	pending    *pendingRows            // the undecoded rows of the connection's captured tables
 
 	lastBeat time.Time // when the last batch was sent
 	sentPos  string    // the position of the last End batch sent
+}
+
+// seenMap is a TABLE_MAP event of an earlier transaction and what was made of it: whether
+// the table is captured (mapped is nil when not) and its plan. Every transaction maps its
+// tables again; matching the route patterns and planning the row decoder each time is most
+// of the cost of a one-row transaction.
+type seenMap struct {
+	schema, table []byte
+	types         []byte
+	meta          []uint16
+	mapped        *mappedTable
+}
+
+// same reports whether tm maps the same table with the same columns as m.
+func (m *seenMap) same(tm *replication.TableMapEvent) bool {
+	return bytes.Equal(m.schema, tm.Schema) && bytes.Equal(m.table, tm.Table) &&
+		bytes.Equal(m.types, tm.ColumnType) && slices.Equal(m.meta, tm.ColumnMeta)
 }
 
 // mappedTable is a captured table as a TABLE_MAP event maps it: its description and the plan
@@ -58,7 +78,7 @@ type mysqlGTID struct {
 
 func newStream(cfg *Config, cache *schemaCache, out chan<- change.Batch, from Position, gtidKnown bool) *stream {
 	return &stream{cfg: cfg, cache: cache, out: out, now: time.Now, delivered: from, cur: from,
-		gtidKnown: gtidKnown, tables: map[uint64]*mappedTable{}}
+		gtidKnown: gtidKnown, tables: map[uint64]*mappedTable{}, maps: map[uint64]*seenMap{}}
 }
 
 // resume prepares for a new connection from s.delivered: the open transaction, if any, is
@@ -70,6 +90,7 @@ func (s *stream) resume() {
 	s.inTxn = false
 	s.batch = s.batch[:0]
 	clear(s.tables)
+	clear(s.maps) // table ids are the server's: a restarted server reuses them
 }
 
 // handle processes one event. It blocks while out is full.
@@ -190,8 +211,20 @@ func (s *stream) previousGTIDs(e *replication.PreviousGTIDsEvent) {
 	}
 }
 
+// tableMap maps a table id of the transaction to its captured table (or to nil). A table
+// mapped alike by an earlier transaction keeps its plan, as long as the schema cache still
+// describes it with the same Table (a DDL replaces it).
 func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) error {
-	if !s.cfg.Tables(string(tm.Schema), string(tm.Table)) {
+	seen := s.maps[tm.TableID]
+	if seen == nil || !seen.same(tm) {
+		seen = &seenMap{schema: bytes.Clone(tm.Schema), table: bytes.Clone(tm.Table),
+			types: bytes.Clone(tm.ColumnType), meta: slices.Clone(tm.ColumnMeta)}
+		if s.cfg.Tables(string(tm.Schema), string(tm.Table)) {
+			seen.mapped = &mappedTable{}
+		}
+		s.maps[tm.TableID] = seen
+	}
+	if seen.mapped == nil {
 		s.tables[tm.TableID] = nil
 		return nil
 	}
@@ -199,7 +232,10 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 	if err != nil {
 		return s.schemaError(change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}, err)
 	}
-	s.tables[tm.TableID] = &mappedTable{Table: t, plan: newRowPlan(tm, t)}
+	if seen.mapped.Table != t {
+		seen.mapped = &mappedTable{Table: t, plan: newRowPlan(tm, t)}
+	}
+	s.tables[tm.TableID] = seen.mapped
 	return nil
 }
 
