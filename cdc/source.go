@@ -342,7 +342,9 @@ func (s *Source) session(ctx context.Context, srv *server, st *stream) (progress
 	defer syncer.Close()
 	dog := newWatchdog(s.readTimeout(), syncer.Close)
 	defer dog.stop()
+	dog.waiting() // for the connection to start
 	streamer, err := startSync(syncer, st.delivered)
+	dog.got()
 	if err != nil {
 		return false, dog.explain(err)
 	}

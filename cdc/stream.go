@@ -481,15 +481,19 @@ func (s *stream) heartbeat(ctx context.Context, force bool) error {
 
 func (s *stream) send(ctx context.Context, b change.Batch) error {
 	select {
-	case s.out <- b:
-		s.lastBeat = s.now()
-		if b.End {
-			s.sentPos = string(b.Position)
+	case s.out <- b: // room at once: no select over the context (one-row transactions)
+	default:
+		select {
+		case s.out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	s.lastBeat = s.now()
+	if b.End {
+		s.sentPos = string(b.Position)
+	}
+	return nil
 }
 
 func addMySQLGTID(set string, g mysqlGTID) string {

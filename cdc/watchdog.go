@@ -9,36 +9,44 @@ import (
 
 // watchdog closes a replication connection that stays silent for longer than its limit:
 // the stream has been waiting for an event (or for the connection to start) that long,
-// although the server sends a heartbeat when idle. It checks a few times per limit, so that
-// a wait costs the stream two atomic stores and a clock read per event, not a socket
-// deadline per packet.
+// although the server sends a heartbeat when idle. It looks a few times per limit at a
+// counter the stream bumps when it starts and ends a wait, so that an event costs two
+// atomic adds, not a clock read or a socket deadline per packet.
 type watchdog struct {
 	limit    time.Duration
 	close    func()
-	since    atomic.Int64 // UnixNano when the wait began; 0 while not waiting
+	waits    atomic.Uint64 // odd while the stream waits
 	fired    atomic.Bool
 	done     chan struct{}
 	stopOnce sync.Once
 }
 
-// newWatchdog starts a watchdog that calls close once the stream has waited longer than
-// limit; the wait for the connection to start counts as waiting.
+// newWatchdog starts a watchdog that calls close once the stream has spent longer than limit
+// in one wait (between a call of waiting and the next of got).
 func newWatchdog(limit time.Duration, close func()) *watchdog {
 	w := &watchdog{limit: limit, close: close, done: make(chan struct{})}
-	w.waiting()
 	go w.run(max(limit/4, time.Millisecond))
 	return w
 }
 
+// run checks every interval whether the stream is still in the wait it was in at the last
+// check, and closes the connection once one wait has lasted longer than the limit.
 func (w *watchdog) run(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var last uint64
+	var silent time.Duration
 	for {
 		select {
 		case <-w.done:
 			return
-		case now := <-t.C:
-			if since := w.since.Load(); since != 0 && now.Sub(time.Unix(0, since)) > w.limit {
+		case <-t.C:
+			n := w.waits.Load()
+			if n%2 == 0 || n != last {
+				last, silent = n, 0
+				continue
+			}
+			if silent += every; silent > w.limit {
 				w.fired.Store(true)
 				w.close()
 				return
@@ -48,10 +56,10 @@ func (w *watchdog) run(every time.Duration) {
 }
 
 // waiting marks the start of a wait for an event.
-func (w *watchdog) waiting() { w.since.Store(time.Now().UnixNano()) }
+func (w *watchdog) waiting() { w.waits.Add(1) }
 
 // got marks the end of a wait.
-func (w *watchdog) got() { w.since.Store(0) }
+func (w *watchdog) got() { w.waits.Add(1) }
 
 // stop ends the watchdog.
 func (w *watchdog) stop() { w.stopOnce.Do(func() { close(w.done) }) }

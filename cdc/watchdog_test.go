@@ -12,6 +12,9 @@ func TestWatchdog(t *testing.T) {
 		var closed atomic.Int32
 		w := newWatchdog(20*time.Millisecond, func() { closed.Add(1) })
 		defer w.stop()
+		w.waiting()
+		w.got()
+		w.waiting()
 		deadline := time.Now().Add(5 * time.Second)
 		for closed.Load() == 0 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
@@ -27,6 +30,7 @@ func TestWatchdog(t *testing.T) {
 	t.Run("events", func(t *testing.T) {
 		var closed atomic.Int32
 		w := newWatchdog(30*time.Millisecond, func() { closed.Add(1) })
+		w.waiting()
 		for range 20 { // events every 5 ms, then a long time not waiting (the stream is busy)
 			w.got()
 			time.Sleep(5 * time.Millisecond)

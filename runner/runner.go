@@ -263,6 +263,11 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	send := func(inputs ...upsert.Input) bool {
 		for _, in := range inputs {
 			select {
+			case out <- in: // room at once: no select over the context
+				continue
+			default:
+			}
+			select {
 			case out <- in:
 			case <-ctx.Done():
 				return false
