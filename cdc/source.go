@@ -406,11 +406,11 @@ func (s *Source) syncerConfig(srv *server) replication.BinlogSyncerConfig {
 		HeartbeatPeriod:         s.cfg.Heartbeat,
 		// No ReadTimeout: go-mysql would set a socket deadline for every packet (11% of
 		// the CPU of one-row transactions); session's watchdog closes a silent connection.
-		DisableRetrySync:        true, // go-mysql would resume mid-transaction or from its own GTID set
-		DiscardGTIDSet:          true, // positions are tracked by the stream
-		EventCacheCount:         256,
-		Logger:                  libraryLogger(s.cfg.Logger),
-		Dialer:                  (&net.Dialer{Timeout: s.cfg.ConnectTimeout}).DialContext,
+		DisableRetrySync: true, // go-mysql would resume mid-transaction or from its own GTID set
+		DiscardGTIDSet:   true, // positions are tracked by the stream
+		EventCacheCount:  256,
+		Logger:           libraryLogger(s.cfg.Logger),
+		Dialer:           (&net.Dialer{Timeout: s.cfg.ConnectTimeout}).DialContext,
 	}
 }
 
