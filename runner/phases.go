@@ -70,7 +70,7 @@ func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
 		chunkKey = func(change.TableID) []string { return []string{s.ChunkKeyColumn} }
 	}
 	return snapshot.Config{
-		Addr: r.src.Addr, User: r.src.User, Password: r.src.Password,
+		Addr: r.src.Addr, User: r.src.User, Password: r.src.Password, TLS: r.src.TLS,
 		Match: r.routes.filter.Match, TinyInt1AsNumber: r.src.TinyInt1AsNumber, Keys: r.src.Keys,
 		ChunkKey: chunkKey, ChunkSize: s.ChunkSize, FetchSize: s.FetchSize,
 		Parallelism: r.def.Pipeline.Parallelism, ServerIDs: ids, Resume: resume,

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"cmp"
+	"crypto/tls"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -23,6 +24,9 @@ type Config struct {
 	// User and Password authenticate; the user needs SELECT, REPLICATION SLAVE and
 	// BINLOG MONITOR (REPLICATION CLIENT), and neither RELOAD nor LOCK TABLES.
 	User, Password string
+	// TLS, when set, makes every connection (the SELECTs and the binlog windows) use TLS
+	// with this configuration, as the binlog stream's do (cdc.Config.TLS).
+	TLS *tls.Config
 
 	// Tables lists the tables to snapshot. When empty, the base tables Match accepts are
 	// discovered from information_schema.
@@ -124,6 +128,7 @@ func (c *Config) openDB() (*sql.DB, error) {
 	mc := mysql.NewConfig()
 	mc.Net, mc.Addr, mc.User, mc.Passwd = "tcp", c.Addr, c.User, c.Password
 	mc.InterpolateParams = true
+	mc.TLS = c.TLS
 	mc.Timeout = c.ConnectTimeout
 	mc.Params = map[string]string{"time_zone": "'+00:00'", "character_set_results": "NULL"}
 	conn, err := mysql.NewConnector(mc)

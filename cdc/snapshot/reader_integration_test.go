@@ -4,6 +4,8 @@ package snapshot
 
 import (
 	"context"
+	"crypto/tls"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +119,18 @@ func TestReadQuietTables(t *testing.T) {
 	if final[ida].Rows != 2345 || final[ide].Chunks != 1 || final[ida].Chunks != int64(len(p.Chunks)-1) {
 		t.Errorf("progress callback ends with %+v", final)
 	}
+}
+
+// TestTLSReachesConnections: Config.TLS is used by the snapshot's connections. The test
+// server has no TLS, so a snapshot asked to use it must fail to connect, saying why.
+func TestTLSReachesConnections(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE a (id INT PRIMARY KEY)", "INSERT INTO a VALUES (1)")
+	cfg := testConfig(change.TableID{DB: name, Table: "a"})
+	cfg.TLS = &tls.Config{ServerName: "localhost", MinVersion: tls.VersionTLS12}
+	_, err := runSnapshot(t, New(cfg))
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "tls") {
+		t.Fatalf("snapshot with TLS against a server without it: %v, want a TLS error", err)
+	}
+	t.Logf("as expected: %v", err)
 }

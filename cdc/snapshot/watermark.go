@@ -145,7 +145,7 @@ func newBinlogWindow(cfg *Config, mariaDB bool) (*binlogWindow, error) {
 	}
 	w := &binlogWindow{
 		syncer: replication.BinlogSyncerConfig{
-			Flavor: flavor, Host: host, Port: uint16(port), User: cfg.User, Password: cfg.Password,
+			Flavor: flavor, Host: host, Port: uint16(port), User: cfg.User, Password: cfg.Password, TLSConfig: cfg.TLS,
 			ParseTime: true, TimestampStringLocation: time.UTC, DisableRetrySync: true,
 			// go-mysql logs its whole config, password included, at Info: never let it through.
 			Logger: slog.New(slog.DiscardHandler),
