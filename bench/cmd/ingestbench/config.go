@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ type config struct {
 	Rate        int      // rows/s written during the latency runs
 	Partitions  int      // partitions of every topic
 	Compression string   // properties.compression.type of the pipelines and the raw producer
-	Parallelism int      // pipeline.parallelism (0: ingest's default)
+	Parallelism int      // pipeline.parallelism (0: ingest's default, 1)
 	TxnSizes    []int    // catch-up transaction sizes
 	Guarantees  []string // delivery guarantees measured
 	Parts       []string // parts of the suite to run
@@ -74,7 +75,8 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.Rate, "rate", envInt("BENCH_RATE", 5000), "rows/s written during the latency runs (BENCH_RATE)")
 	fs.IntVar(&c.Partitions, "partitions", envInt("BENCH_PARTITIONS", 6), "partitions of each topic (BENCH_PARTITIONS)")
 	fs.StringVar(&c.Compression, "compression", envString("BENCH_COMPRESSION", "lz4"), "Kafka compression of ingest and the raw producer (BENCH_COMPRESSION)")
-	fs.IntVar(&c.Parallelism, "parallelism", envInt("BENCH_PARALLELISM", 0), "pipeline.parallelism; 0: ingest's default (BENCH_PARALLELISM)")
+	fs.IntVar(&c.Parallelism, "parallelism", envInt("BENCH_PARALLELISM", min(runtime.NumCPU(), 4)),
+		"pipeline.parallelism, the snapshot's readers; 0: ingest's default, 1 (BENCH_PARALLELISM)")
 	fs.StringVar(&txnSizes, "txn-sizes", envString("BENCH_TXN_SIZES", "1,100,10000"), "catch-up transaction sizes (BENCH_TXN_SIZES)")
 	fs.StringVar(&guarantees, "guarantees", envString("BENCH_GUARANTEES", atLeastOnce+","+exactlyOnce), "delivery guarantees (BENCH_GUARANTEES)")
 	fs.StringVar(&parts, "only", envString("BENCH_ONLY", partSnapshot+","+partCatchup+","+partLatency), "parts to run (BENCH_ONLY)")
