@@ -33,7 +33,7 @@ func snapshotSinkOptions(guarantee string) []string {
 // the topics equal the tables, no change lost, and with exactly-once no duplicate.
 func TestSIGKILL(t *testing.T) {
 	guarantees(t, func(t *testing.T, g string) {
-		s := newSubject(t, subjectConfig{guarantee: g, rows: []int{count(60000, 30000), 500, 100}, chunkSize: snapshotChunkSize,
+		s := newSubject(t, subjectConfig{guarantee: g, rows: []int{count(120000, 60000), 500, 100}, chunkSize: snapshotChunkSize,
 			sinkExtra: snapshotSinkOptions(g)})
 		s.startWorkload()
 		s.start()
@@ -145,7 +145,7 @@ func (s *subject) resumeSnapshot(k snapshotKill) {
 // stop is clean nothing may be written twice.
 func TestSIGTERM(t *testing.T) {
 	guarantees(t, func(t *testing.T, g string) {
-		s := newSubject(t, subjectConfig{guarantee: g, rows: []int{30000, 500, 100}, chunkSize: snapshotChunkSize,
+		s := newSubject(t, subjectConfig{guarantee: g, rows: []int{60000, 500, 100}, chunkSize: snapshotChunkSize,
 			sinkExtra: snapshotSinkOptions(g)})
 		s.startWorkload()
 		s.start()

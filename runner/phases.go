@@ -65,6 +65,14 @@ func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
 	if ids.Last > ids.First {
 		ids.First++ // the stream keeps the first id; the snapshot's binlog readers take the rest
 	}
+	if resume != nil && r.exactlyOnce() {
+		// Resume.Since makes each remaining chunk read the binlog from there, to tombstone
+		// keys that left it after a crashed run emitted it. With exactly-once that run's
+		// records of unrecorded chunks were aborted: there is nothing to tombstone.
+		r2 := *resume
+		r2.Since = ""
+		resume = &r2
+	}
 	var chunkKey func(change.TableID) []string
 	if s.ChunkKeyColumn != "" {
 		chunkKey = func(change.TableID) []string { return []string{s.ChunkKeyColumn} }

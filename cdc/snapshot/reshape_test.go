@@ -51,3 +51,37 @@ func TestSameKey(t *testing.T) {
 		}
 	}
 }
+
+// TestGoneBeforeDDL: in a resumed run, a delete read before the low watermark whose row is
+// narrower or wider than the table now (written before an ADD or DROP COLUMN) still records
+// its key for a tombstone when the key is in the span, and one whose key cannot be decoded
+// is a shape change.
+func TestGoneBeforeDDL(t *testing.T) {
+	tbl := intTable() // id, v
+	s := mustSpan(t, tbl, "10", "20")
+	m := &mergeState{span: s, rows: newChunkRows(tbl.desc.Schema, 4), gone: map[string]change.Row{}}
+	for _, raw := range [][]any{
+		{int64(15)},                          // before ADD COLUMN v: in the span
+		{int64(16), int64(1), int64(2)},      // before DROP COLUMN: in the span
+		{int64(25)},                          // outside the span
+		{int64(17), int64(1), int64(2), nil}, // wider still
+	} {
+		if err := m.remove(raw, false); err != nil {
+			t.Fatalf("remove %v: %v", raw, err)
+		}
+	}
+	got := map[int64]bool{}
+	for _, row := range m.tombstones() {
+		got[row[0].Int()] = true
+		if len(row) != 2 || !row[1].IsNull() {
+			t.Errorf("tombstone image %+v: want the table's width with only the key set", row)
+		}
+	}
+	if len(got) != 3 || !got[15] || !got[16] || !got[17] {
+		t.Fatalf("tombstones for %v, want 15, 16 and 17", got)
+	}
+	err := m.remove([]any{"not an id"}, false)
+	if !reshaped(err) {
+		t.Fatalf("an undecodable key before a DDL: %v, want a shape error", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -307,6 +308,9 @@ func (m *mergeState) remove(raw []any, merge bool) error {
 	if !merge && m.gone == nil {
 		return nil
 	}
+	if !merge && len(raw) != len(m.span.t.desc.Columns) {
+		return m.goneBeforeDDL(raw)
+	}
 	in, err := inSpan(m.span, raw)
 	if err != nil || !in {
 		return err
@@ -319,6 +323,36 @@ func (m *mergeState) remove(raw []any, merge bool) error {
 		m.rows.remove(row)
 	}
 	if m.gone != nil {
+		m.gone[recordKey(m.rows.schema, row)] = row
+	}
+	return nil
+}
+
+// goneBeforeDDL records a key that left the span in an event before the low watermark (read
+// only for the tombstones of a resumed run) whose row has another width than the table now:
+// it was written before a DDL that added or dropped columns. Its key columns are decoded at
+// their current positions, which holds when the columns changed after them (the usual ADD
+// and DROP COLUMN); a key that does not decode stops the chunk as a shape change.
+func (m *mergeState) goneBeforeDDL(raw []any) error {
+	t := m.span.t
+	row := make(change.Row, len(t.desc.Columns))
+	indexes := slices.Clone(t.desc.Schema.Key)
+	for _, kc := range t.key {
+		indexes = append(indexes, kc.index)
+	}
+	for _, i := range indexes {
+		if i >= len(raw) {
+			return &shapeError{Table: t.id, Err: fmt.Errorf("a binlog row of %d columns before a DDL lacks key column %s",
+				len(raw), t.desc.Schema.Columns[i].Name)}
+		}
+		v, err := t.desc.Columns[i].FromBinlog(raw[i])
+		if err != nil {
+			return &shapeError{Table: t.id, Err: fmt.Errorf("a binlog row of %d columns before a DDL: key column %s: %w",
+				len(raw), t.desc.Schema.Columns[i].Name, err)}
+		}
+		row[i] = v
+	}
+	if m.span.contains(t.key.values(row)) {
 		m.gone[recordKey(m.rows.schema, row)] = row
 	}
 	return nil
