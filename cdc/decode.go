@@ -229,40 +229,33 @@ func (c *Column) fromTime(t time.Time) change.Value {
 		t.Nanosecond()/1000)
 }
 
-// FromDriver converts a value as go-sql-driver's text protocol returns it through
-// driver.Rows (parseTime off): int64 or uint64 for integer columns, float64 for FLOAT and
-// DOUBLE, []byte for everything else, nil for NULL. The numbers arrive parsed, so they are
-// not formatted and parsed again; any other combination goes through FromText.
-func (c *Column) FromDriver(v any) (change.Value, error) {
-	switch x := v.(type) {
-	case nil:
-		return change.Value{}, nil
-	case []byte:
-		return c.FromText(x)
-	case int64:
-		if c.isInteger() {
-			return c.fromInteger(uint64(x))
-		}
-		return c.FromText(strconv.AppendInt(nil, x, 10))
-	case uint64:
-		if c.isInteger() {
-			return c.fromInteger(x)
-		}
-		return c.FromText(strconv.AppendUint(nil, x, 10))
-	case float64:
-		switch c.class {
-		case classDouble:
-			return change.Float64Value(x), nil
-		case classFloat: // read as DOUBLE: exactly the FLOAT's value, widened
-			return change.Float32Value(float32(x)), nil
-		}
-		return c.FromText(strconv.AppendFloat(nil, x, 'g', -1, 64))
-	case float32:
-		if c.class == classFloat {
-			return change.Float32Value(x), nil
-		}
+// FromInt64 converts a signed integer the text protocol's reader has parsed (a SELECT of an
+// INT or YEAR column), as FromText converts its text.
+func (c *Column) FromInt64(n int64) (change.Value, error) {
+	if c.isInteger() {
+		return c.fromInteger(uint64(n))
 	}
-	return change.Value{}, fmt.Errorf("column %s (%s): driver value %T: %w", c.Name, c.class, v, errUnexpectedType)
+	return c.FromText(strconv.AppendInt(nil, n, 10))
+}
+
+// FromUint64 converts an unsigned integer the text protocol's reader has parsed.
+func (c *Column) FromUint64(n uint64) (change.Value, error) {
+	if c.isInteger() {
+		return c.fromInteger(n)
+	}
+	return c.FromText(strconv.AppendUint(nil, n, 10))
+}
+
+// FromFloat64 converts a DOUBLE the text protocol's reader has parsed. The snapshot reads
+// FLOAT columns as DOUBLE: the value is exactly the FLOAT's, widened.
+func (c *Column) FromFloat64(f float64) (change.Value, error) {
+	switch c.class {
+	case classDouble:
+		return change.Float64Value(f), nil
+	case classFloat:
+		return change.Float32Value(float32(f)), nil
+	}
+	return c.FromText(strconv.AppendFloat(nil, f, 'g', -1, 64))
 }
 
 // isInteger reports whether the column's values are integers the text protocol parses.

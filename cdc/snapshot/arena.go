@@ -1,9 +1,10 @@
 package snapshot
 
 import (
-	"database/sql/driver"
 	"fmt"
 	"sync"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ingestkit/ingest/change"
 )
@@ -65,24 +66,27 @@ func (a *arena) release() {
 	*a = arena{}
 }
 
-// copyRaw copies the []byte columns of a row, which alias the driver's read buffer, into the
-// arena, and sets cols[i] to the copy of dest[i] (nil for the other values).
-func (a *arena) copyRaw(dest []driver.Value, cols [][]byte) {
+// copyRaw copies the text columns of a row, which go-mysql reuses for the next row, into the
+// arena, and sets cols[i] to the copy of fields[i] (nil for the other values).
+func (a *arena) copyRaw(fields []mysql.FieldValue, cols [][]byte) {
 	size := 0
-	for _, v := range dest {
-		if b, ok := v.([]byte); ok {
-			size += len(b)
+	for i := range fields {
+		if fields[i].Type == mysql.FieldValueTypeString {
+			size += len(fields[i].AsString())
 		}
 	}
 	if cap(a.bytes)-len(a.bytes) < size {
 		a.newBytes(size)
 	}
-	for i, v := range dest {
+	for i := range fields {
 		cols[i] = nil
-		if b, ok := v.([]byte); ok {
+		if fields[i].Type == mysql.FieldValueTypeString {
 			start := len(a.bytes)
-			a.bytes = append(a.bytes, b...)
+			a.bytes = append(a.bytes, fields[i].AsString()...)
 			cols[i] = a.bytes[start:len(a.bytes):len(a.bytes)]
+			if cols[i] == nil {
+				cols[i] = []byte{} // empty, not NULL
+			}
 		}
 	}
 }
@@ -97,22 +101,27 @@ func (a *arena) row(n int) change.Row {
 	return change.Row(a.values[start : start+n : start+n])
 }
 
-// decode converts a row's driver values with the column decoders, taking the []byte ones
-// from their copies in cols.
-func (a *arena) decode(t *table, dest []driver.Value, cols [][]byte) (change.Row, error) {
-	row := a.row(len(dest))
-	for i, v := range dest {
-		var val change.Value
+// decode converts a row's values with the column decoders, taking the text ones from their
+// copies in cols.
+func (a *arena) decode(t *table, fields []mysql.FieldValue, cols [][]byte) (change.Row, error) {
+	row := a.row(len(fields))
+	for i := range fields {
 		var err error
-		if cols[i] != nil {
-			val, err = t.desc.Columns[i].FromText(cols[i])
-		} else {
-			val, err = t.desc.Columns[i].FromDriver(v)
+		col := t.desc.Columns[i]
+		switch f := &fields[i]; f.Type {
+		case mysql.FieldValueTypeNull:
+		case mysql.FieldValueTypeSigned:
+			row[i], err = col.FromInt64(f.AsInt64())
+		case mysql.FieldValueTypeUnsigned:
+			row[i], err = col.FromUint64(f.AsUint64())
+		case mysql.FieldValueTypeFloat:
+			row[i], err = col.FromFloat64(f.AsFloat64())
+		default:
+			row[i], err = col.FromText(cols[i])
 		}
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.desc.Schema.Columns[i].Name, err)
 		}
-		row[i] = val
 	}
 	return row, nil
 }

@@ -5,7 +5,6 @@ package snapshot
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"math"
 	"testing"
@@ -85,7 +84,7 @@ func selectStar(b *testing.B, id change.TableID, decode bool) int {
 		b.Fatal(err)
 	}
 	if decode {
-		return scanDecoded(b, db, t)
+		return scanDecoded(b, &cfg, t)
 	}
 	rows, err := db.Query(t.selectSQL)
 	if err != nil {
@@ -110,30 +109,19 @@ func selectStar(b *testing.B, id change.TableID, decode bool) int {
 	return n
 }
 
-// scanDecoded reads the table as a reader does (driver.Rows, arena, decoders) in one SELECT.
-func scanDecoded(b *testing.B, db *sql.DB, t *table) int {
-	conn, err := db.Conn(context.Background())
+// scanDecoded reads the table as a reader does (go-mysql's client, arena, decoders) in one
+// SELECT.
+func scanDecoded(b *testing.B, cfg *Config, t *table) int {
+	conn, err := cfg.openRowConn(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	n := 0
-	err = conn.Raw(func(dc any) error {
-		rows, err := dc.(driver.QueryerContext).QueryContext(context.Background(), t.selectSQL, nil)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out, _, err := scanRows(rows, t, math.MaxInt)
-		if err == nil {
-			n = len(out.rows)
-		}
-		return err
-	})
-	if err != nil {
+	sc := newScanner(t, math.MaxInt)
+	if err := conn.ExecuteSelectStreaming(t.selectSQL, &sc.result, sc.row, nil); err != nil {
 		b.Fatal(err)
 	}
-	return n
+	return len(sc.out.rows)
 }
 
 func countSnapshot(b *testing.B, s *Snapshot) int {

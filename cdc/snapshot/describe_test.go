@@ -21,11 +21,12 @@ func (c testColumn) FromText(b []byte) (change.Value, error) {
 	return change.IntValue(n), err
 }
 
-func (c testColumn) FromDriver(v any) (change.Value, error) {
-	if b, ok := v.([]byte); ok || v == nil {
-		return c.FromText(b)
-	}
-	return c.FromBinlog(v)
+func (c testColumn) FromInt64(n int64) (change.Value, error) { return change.IntValue(n), nil }
+
+func (c testColumn) FromUint64(n uint64) (change.Value, error) { return change.IntValue(int64(n)), nil }
+
+func (c testColumn) FromFloat64(f float64) (change.Value, error) {
+	return change.Value{}, fmt.Errorf("test column: unexpected float %v", f)
 }
 
 func (c testColumn) FromBinlog(v any) (change.Value, error) {

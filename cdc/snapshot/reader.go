@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/change"
@@ -99,8 +99,10 @@ type reader struct {
 	window *binlogWindow
 	ledger *ledger
 	shapes *shapes
-	since  cdc.Position // Config.Resume's Since; zero when not resumed
-	limit  int          // the most rows one SELECT returns; a chunk with more is cut there
+	// rowConn is the reader's connection for the chunks' SELECTs (see rowconn.go).
+	rowConn *client.Conn
+	since   cdc.Position // Config.Resume's Since; zero when not resumed
+	limit   int          // the most rows one SELECT returns; a chunk with more is cut there
 }
 
 // read reads a span as one piece, or, when it holds more than limit rows, as the piece up to
@@ -188,98 +190,87 @@ func cut(s span, last Bound) (span, *span, error) {
 	return head, &tail, nil
 }
 
-// selectRows reads the rows of s in key order with one autocommit SELECT. When limit rows
-// come back, last is the key of the last one (the span has more rows than one piece holds).
-// The rows are read through go-sql-driver's driver.Rows: database/sql would format the
-// numbers the driver has parsed back into text and copy every column once more.
+// selectRows reads the rows of s in key order with one autocommit SELECT over the reader's
+// row connection. When limit rows come back, last is the key of the last one (the span has
+// more rows than one piece holds).
 func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, error) {
 	cond, args, err := s.where()
 	if err != nil {
 		return nil, nil, err
+	}
+	if cond, err = interpolate(cond, args); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", s, err)
 	}
 	q := s.t.selectSQL
 	if cond != "" {
 		q += " WHERE " + cond
 	}
 	q += s.t.orderSQL + " LIMIT " + strconv.Itoa(r.limit)
-	var out *chunkRows
-	var last Bound
-	err = r.conn.Raw(func(dc any) error {
-		queryer, ok := dc.(driver.QueryerContext)
-		if !ok {
-			return fmt.Errorf("driver connection %T cannot query", dc)
-		}
-		rows, err := queryer.QueryContext(ctx, q, namedValues(args))
-		if err != nil {
-			return err
-		}
-		out, last, err = scanRows(rows, s.t, r.limit)
-		return errors.Join(err, rows.Close())
-	})
+	sc := newScanner(s.t, r.limit)
+	// On cancellation, a deadline in the past unblocks the read (net.Conn's deadlines may be
+	// set from another goroutine; go-mysql's Close may not).
+	stop := context.AfterFunc(ctx, func() { _ = r.rowConn.SetDeadline(time.Unix(1, 0)) })
+	err = r.rowConn.ExecuteSelectStreaming(q, &sc.result, sc.row, nil)
+	if !stop() && ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", s, err)
 	}
-	return out, last, nil
+	return sc.out, sc.last, nil
 }
 
-func namedValues(args []any) []driver.NamedValue {
-	named := make([]driver.NamedValue, len(args))
-	for i, a := range args {
-		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
-	}
-	return named
+// scanner converts the rows of one SELECT with the column decoders. The bytes of each row are
+// copied once into the chunk's arena, which the row's values may alias.
+type scanner struct {
+	t      *table
+	limit  int
+	result mysql.Result
+	out    *chunkRows
+	arena  *arena
+	cols   [][]byte
+	count  int
+	last   Bound
 }
 
-// scanRows converts every row with the column decoders. The bytes of each row are copied
-// once into the chunk's arena, which the row's values may alias.
-func scanRows(rows driver.Rows, t *table, limit int) (*chunkRows, Bound, error) {
-	dest := make([]driver.Value, len(t.desc.Columns))
-	cols := make([][]byte, len(dest))
-	out := newChunkRows(t.desc.Schema, min(limit, 1<<16))
-	a := &arena{}
-	out.arena = a
-	var last Bound
-	count := 0
-	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		a.copyRaw(dest, cols)
-		row, err := a.decode(t, dest, cols)
-		if err != nil {
-			return nil, nil, fmt.Errorf("row %d: %w", count+1, err)
-		}
-		out.add(row)
-		count++
-		if count == limit {
-			last = lastKey(t, dest, cols)
-		}
+func newScanner(t *table, limit int) *scanner {
+	sc := &scanner{t: t, limit: limit, out: newChunkRows(t.desc.Schema, min(limit, 1<<16)), arena: &arena{},
+		cols: make([][]byte, len(t.desc.Columns))}
+	sc.out.arena = sc.arena
+	return sc
+}
+
+// row is go-mysql's per-row callback; fields are valid until it returns.
+func (sc *scanner) row(fields []mysql.FieldValue) error {
+	if len(fields) != len(sc.t.desc.Columns) {
+		return fmt.Errorf("row of %d columns, the table has %d", len(fields), len(sc.t.desc.Columns))
 	}
-	return out, last, nil
+	sc.arena.copyRaw(fields, sc.cols)
+	row, err := sc.arena.decode(sc.t, fields, sc.cols)
+	if err != nil {
+		return fmt.Errorf("row %d: %w", sc.count+1, err)
+	}
+	sc.out.add(row)
+	if sc.count++; sc.count == sc.limit {
+		sc.last = lastKey(sc.t, fields, sc.cols)
+	}
+	return nil
 }
 
 // lastKey returns the key columns of a row as a Bound, the text ones from their copies.
-func lastKey(t *table, dest []driver.Value, cols [][]byte) Bound {
+func lastKey(t *table, fields []mysql.FieldValue, cols [][]byte) Bound {
 	b := make(Bound, len(t.key))
 	for i, kc := range t.key {
-		if cols[kc.index] != nil {
+		f := &fields[kc.index]
+		switch f.Type {
+		case mysql.FieldValueTypeString:
 			b[i] = bytes.Clone(cols[kc.index]) // the arena is recycled; the bound is kept
-			continue
-		}
-		switch v := dest[kc.index].(type) {
-		case int64:
-			b[i] = strconv.AppendInt(nil, v, 10)
-		case uint64:
-			b[i] = strconv.AppendUint(nil, v, 10)
-		case float64:
-			b[i] = strconv.AppendFloat(nil, v, 'g', -1, 64)
-		case nil:
-		default:
-			b[i] = fmt.Append(nil, v)
+		case mysql.FieldValueTypeSigned:
+			b[i] = strconv.AppendInt(nil, f.AsInt64(), 10)
+		case mysql.FieldValueTypeUnsigned:
+			b[i] = strconv.AppendUint(nil, f.AsUint64(), 10)
+		case mysql.FieldValueTypeFloat:
+			b[i] = strconv.AppendFloat(nil, f.AsFloat64(), 'g', -1, 64)
 		}
 	}
 	return b

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ingestkit/ingest/change"
@@ -40,7 +41,8 @@ func reshaped(err error) bool {
 		return true
 	}
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == errBadField
+	var ge *gomysql.MyError
+	return errors.As(err, &me) && me.Number == errBadField || errors.As(err, &ge) && ge.Code == errBadField
 }
 
 // shapes keeps the current description of every table being read. An ALTER TABLE during the

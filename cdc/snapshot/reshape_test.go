@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ingestkit/ingest/change"
@@ -20,6 +21,7 @@ func TestReshaped(t *testing.T) {
 		{"shape", shape, true},
 		{"wrapped shape", fmt.Errorf("read chunk: %w", shape), true},
 		{"dropped column", fmt.Errorf("read: %w", &mysql.MySQLError{Number: errBadField, Message: "Unknown column 'x'"}), true},
+		{"dropped column (row connection)", fmt.Errorf("read: %w", &gomysql.MyError{Code: errBadField, Message: "Unknown column 'x'"}), true},
 		{"other server error", &mysql.MySQLError{Number: 1146, Message: "Table doesn't exist"}, false},
 		{"other error", errors.New("connection refused"), false},
 	}

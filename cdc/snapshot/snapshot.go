@@ -127,7 +127,13 @@ func (s *Snapshot) readLoop(ctx context.Context, db *sql.DB, marks *watermarks, 
 		return fmt.Errorf("snapshot: connect: %w", err)
 	}
 	defer conn.Close()
-	r := &reader{conn: conn, marks: marks, window: window, ledger: s.ledger, shapes: sh, limit: 2 * s.cfg.ChunkSize}
+	rowConn, err := s.cfg.openRowConn(ctx)
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	defer rowConn.Close()
+	r := &reader{conn: conn, rowConn: rowConn, marks: marks, window: window, ledger: s.ledger, shapes: sh,
+		limit: 2 * s.cfg.ChunkSize}
 	if s.cfg.Resume != nil && s.cfg.Resume.Since != "" {
 		if r.since, err = cdc.ParsePosition(s.cfg.Resume.Since); err != nil {
 			return fmt.Errorf("snapshot: resume: since: %w", err)

@@ -96,7 +96,10 @@ func rawDecode(ctx context.Context, s services, flavor string, table string, fro
 		r.Bytes += int64(ev.Header.EventSize)
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
+			// Its LogPos is in the file it ends, not in NextLogName: comparing it with the
+			// end would stop at the first rotation.
 			file = string(e.NextLogName)
+			continue
 		case *replication.RowsEvent:
 			if string(e.Table.Table) == table && string(e.Table.Schema) == benchDB {
 				n := len(e.Rows)
