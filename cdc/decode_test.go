@@ -1,7 +1,9 @@
 package cdc
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -204,10 +206,19 @@ func TestCompactJSON(t *testing.T) {
 		{"{\n\t\"a b\" : \"c \\\" d\",\r\n \"e\\\\\": \" f \" }", `{"a b":"c \" d","e\\":" f "}`},
 		{`[1.0E+2, -0, "\u00e9 "]`, `[1.0E+2,-0,"\u00e9 "]`},
 		{`"plain"`, `"plain"`},
+		{`{"a": "x\\", "b" :"\"" }`, `{"a":"x\\","b":"\""}`},
+		{` [ ] `, `[]`},
 	}
 	for _, tc := range tests {
 		if got := string(compactJSON([]byte(tc.in))); got != tc.want {
 			t.Errorf("compactJSON(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		var want bytes.Buffer // encoding/json agrees on valid documents
+		if err := json.Compact(&want, []byte(tc.in)); err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if got := string(compactJSON([]byte(tc.in))); got != want.String() {
+			t.Errorf("compactJSON(%q) = %q, json.Compact %q", tc.in, got, want.String())
 		}
 	}
 }

@@ -9,42 +9,41 @@ import (
 // a JSON document and changes nothing else: string contents, escapes, key order and number
 // forms are kept byte for byte. It returns doc itself when there is nothing to remove.
 func compactJSON(doc []byte) []byte {
-	if !hasJSONSpace(doc) {
+	var out []byte // allocated at the first space to drop
+	start := 0     // the run of doc not yet copied to out
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; {
+		case c == '"':
+			i = stringEnd(doc, i+1)
+		case isJSONSpace(c):
+			if out == nil {
+				out = make([]byte, 0, len(doc))
+			}
+			out = append(out, doc[start:i]...)
+			start = i + 1
+		}
+	}
+	if out == nil {
 		return doc
 	}
-	out := make([]byte, 0, len(doc))
-	inString, escaped := false, false
-	for _, c := range doc {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case isJSONSpace(c):
-			continue
+	return append(out, doc[start:]...)
+}
+
+// stringEnd returns the index of the quote closing the JSON string whose contents start at
+// i (len(doc) when it is not closed).
+func stringEnd(doc []byte, i int) int {
+	for ; i < len(doc); i++ {
+		switch doc[i] {
+		case '\\':
+			i++ // the escaped character
+		case '"':
+			return i
 		}
-		out = append(out, c)
 	}
-	return out
+	return len(doc)
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func hasJSONSpace(doc []byte) bool {
-	for _, c := range doc {
-		if isJSONSpace(c) {
-			return true
-		}
-	}
-	return false
-}
 
 // appendESNumber appends f as ECMAScript's Number::toString writes it: the shortest text
 // that round-trips, exponent form only below 1e-6 or from 1e21 on ("1e-7", "1e+21").
