@@ -260,16 +260,16 @@ func (r *run) stopAt(ctx context.Context, ph *phases) error {
 // then stream transactions, through the hand-off filter while it is active; it keeps the lag
 // metric.
 func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.Input) error {
-	send := func(inputs ...upsert.Input) bool {
+	// send hands inputs to the sink; lagged: they are stream transactions, whose commit
+	// times the lag metric follows.
+	send := func(lagged bool, inputs ...upsert.Input) bool {
 		for _, in := range inputs {
 			select {
 			case out <- in: // room at once: no select over the context
 				continue
 			default:
 			}
-			select {
-			case out <- in:
-			case <-ctx.Done():
+			if !r.sendWaiting(ctx, out, in, lagged) {
 				return false
 			}
 		}
@@ -283,7 +283,7 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 				return err
 			}
 		}
-		if !send(in) {
+		if !send(false, in) {
 			return nil
 		}
 	}
@@ -291,9 +291,7 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	var held []change.Batch // a stream transaction's batches, held while the hand-off filters
 	for b := range pipe.stream {
 		if !b.CommitTime.IsZero() {
-			lag := time.Since(b.CommitTime)
-			r.m.SourceLag.Set(lag.Seconds())
-			r.status.lagMillis.Store(lag.Milliseconds())
+			r.setLag(time.Since(b.CommitTime))
 		}
 		if handoff == nil {
 			in := upsert.Input{Batch: b}
@@ -303,7 +301,7 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 					return err
 				}
 			}
-			if !send(in) {
+			if !send(true, in) {
 				return nil
 			}
 			continue
@@ -320,11 +318,40 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		if done {
 			handoff = nil
 		}
-		if !send(inputs...) {
+		if !send(true, inputs...) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// sendWaiting hands in to the sink, which is behind (Kafka is slow, or down): it waits, and
+// meanwhile raises the lag metric every second from the commit time of the stream batch it
+// holds, which otherwise would show the lag of the last batch taken for as long as the
+// back-pressure lasts.
+func (r *run) sendWaiting(ctx context.Context, out chan<- upsert.Input, in upsert.Input, lagged bool) bool {
+	var tick <-chan time.Time
+	if lagged && !in.CommitTime.IsZero() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case out <- in:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			r.setLag(time.Since(in.CommitTime))
+		}
+	}
+}
+
+// setLag sets the source lag metric and the status line's lag.
+func (r *run) setLag(lag time.Duration) {
+	r.m.SourceLag.Set(lag.Seconds())
+	r.status.lagMillis.Store(lag.Milliseconds())
 }
 
 // chunkInput turns the End batch of a snapshot chunk into an input carrying the progress to
