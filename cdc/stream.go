@@ -48,14 +48,15 @@ type stream struct {
 }
 
 // seenMap is a TABLE_MAP event of an earlier transaction and what was made of it: whether
-// the table is captured (mapped is nil when not) and its plan. Every transaction maps its
+// the table is captured and, once it has been described, its plan. Every transaction maps its
 // tables again; matching the route patterns and planning the row decoder each time is most
 // of the cost of a one-row transaction.
 type seenMap struct {
 	schema, table []byte
 	types         []byte
 	meta          []uint16
-	mapped        *mappedTable
+	captured      bool
+	mapped        *mappedTable // nil until the table is described
 }
 
 // same reports whether tm maps the same table with the same columns as m.
@@ -218,13 +219,11 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 	seen := s.maps[tm.TableID]
 	if seen == nil || !seen.same(tm) {
 		seen = &seenMap{schema: bytes.Clone(tm.Schema), table: bytes.Clone(tm.Table),
-			types: bytes.Clone(tm.ColumnType), meta: slices.Clone(tm.ColumnMeta)}
-		if s.cfg.Tables(string(tm.Schema), string(tm.Table)) {
-			seen.mapped = &mappedTable{}
-		}
+			types: bytes.Clone(tm.ColumnType), meta: slices.Clone(tm.ColumnMeta),
+			captured: s.cfg.Tables(string(tm.Schema), string(tm.Table))}
 		s.maps[tm.TableID] = seen
 	}
-	if seen.mapped == nil {
+	if !seen.captured {
 		s.tables[tm.TableID] = nil
 		return nil
 	}
@@ -232,7 +231,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 	if err != nil {
 		return s.schemaError(change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}, err)
 	}
-	if seen.mapped.Table != t {
+	if seen.mapped == nil || seen.mapped.Table != t {
 		seen.mapped = &mappedTable{Table: t, plan: newRowPlan(tm, t)}
 	}
 	s.tables[tm.TableID] = seen.mapped

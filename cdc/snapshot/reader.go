@@ -226,17 +226,16 @@ type scanner struct {
 	t      *table
 	limit  int
 	result mysql.Result
-	out    *chunkRows
-	arena  *arena
+	out    *chunkRows // out.arena holds its rows
 	cols   [][]byte
 	count  int
 	last   Bound
 }
 
 func newScanner(t *table, limit int) *scanner {
-	sc := &scanner{t: t, limit: limit, out: newChunkRows(t.desc.Schema, min(limit, 1<<16)), arena: &arena{},
+	sc := &scanner{t: t, limit: limit, out: newChunkRows(t.desc.Schema, min(limit, 1<<16)),
 		cols: make([][]byte, len(t.desc.Columns))}
-	sc.out.arena = sc.arena
+	sc.out.arena = &arena{}
 	return sc
 }
 
@@ -245,8 +244,8 @@ func (sc *scanner) row(fields []mysql.FieldValue) error {
 	if len(fields) != len(sc.t.desc.Columns) {
 		return fmt.Errorf("row of %d columns, the table has %d", len(fields), len(sc.t.desc.Columns))
 	}
-	sc.arena.copyRaw(fields, sc.cols)
-	row, err := sc.arena.decode(sc.t, fields, sc.cols)
+	sc.out.arena.copyRaw(fields, sc.cols)
+	row, err := sc.out.arena.decode(sc.t, fields, sc.cols)
 	if err != nil {
 		return fmt.Errorf("row %d: %w", sc.count+1, err)
 	}
