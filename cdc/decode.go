@@ -229,40 +229,6 @@ func (c *Column) fromTime(t time.Time) change.Value {
 		t.Nanosecond()/1000)
 }
 
-// FromInt64 converts a signed integer the text protocol's reader has parsed (a SELECT of an
-// INT or YEAR column), as FromText converts its text.
-func (c *Column) FromInt64(n int64) (change.Value, error) {
-	if c.isInteger() {
-		return c.fromInteger(uint64(n))
-	}
-	return c.FromText(strconv.AppendInt(nil, n, 10))
-}
-
-// FromUint64 converts an unsigned integer the text protocol's reader has parsed.
-func (c *Column) FromUint64(n uint64) (change.Value, error) {
-	if c.isInteger() {
-		return c.fromInteger(n)
-	}
-	return c.FromText(strconv.AppendUint(nil, n, 10))
-}
-
-// FromFloat64 converts a DOUBLE the text protocol's reader has parsed. The snapshot reads
-// FLOAT columns as DOUBLE: the value is exactly the FLOAT's, widened.
-func (c *Column) FromFloat64(f float64) (change.Value, error) {
-	switch c.class {
-	case classDouble:
-		return change.Float64Value(f), nil
-	case classFloat:
-		return change.Float32Value(float32(f)), nil
-	}
-	return c.FromText(strconv.AppendFloat(nil, f, 'g', -1, 64))
-}
-
-// isInteger reports whether the column's values are integers the text protocol parses.
-func (c *Column) isInteger() bool {
-	return c.class == classInt || c.class == classBool || c.class == classYear
-}
-
 // FromText converts a value in the text form a SELECT returns over the text protocol into a
 // change.Value. The snapshot must read with time_zone '+00:00' (TIMESTAMP text is taken as
 // UTC) and character_set_results = NULL (text arrives in the column's own character set and

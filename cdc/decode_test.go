@@ -130,52 +130,6 @@ func TestFromText(t *testing.T) {
 	}
 }
 
-// TestFromNumbers checks that the numbers the text protocol's reader parses give what their
-// text gives.
-func TestFromNumbers(t *testing.T) {
-	tests := []struct {
-		name string
-		col  *Column
-		in   any // int64, uint64 or float64
-		text string
-	}{
-		{"int", infoCol(t, "int", "int(11)", "", 0, 0), int64(-3), "-3"},
-		{"int unsigned", infoCol(t, "int", "int(10) unsigned", "", 0, 0), uint64(4294967295), "4294967295"},
-		{"bigint unsigned", infoCol(t, "bigint", "bigint(20) unsigned", "", 0, 0), uint64(math.MaxUint64), "18446744073709551615"},
-		{"bigint min", infoCol(t, "bigint", "bigint(20)", "", 0, 0), int64(math.MinInt64), "-9223372036854775808"},
-		{"bool", infoCol(t, "tinyint", "tinyint(1)", "", 0, 0), int64(2), "2"},
-		{"year", infoCol(t, "year", "year(4)", "", 0, 0), int64(2024), "2024"},
-		{"double", infoCol(t, "double", "double", "", 0, 0), 1.0 / 3, "0.3333333333333333"},
-		{"float read as double", infoCol(t, "float", "float", "", 0, 0), float64(float32(123.45679)), "123.45679"},
-		{"decimal given a number", infoCol(t, "decimal", "decimal(5,0)", "", 0, 0), int64(12), "12"},
-		{"decimal given a double", infoCol(t, "decimal", "decimal(5,1)", "", 1, 0), 1.5, "1.5"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var got change.Value
-			var err error
-			switch x := tc.in.(type) {
-			case int64:
-				got, err = tc.col.FromInt64(x)
-			case uint64:
-				got, err = tc.col.FromUint64(x)
-			case float64:
-				got, err = tc.col.FromFloat64(x)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := tc.col.FromText([]byte(tc.text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if describeValue(got) != describeValue(want) {
-				t.Fatalf("from the number %s, from the text %s", describeValue(got), describeValue(want))
-			}
-		})
-	}
-}
-
 func TestFromTextErrors(t *testing.T) {
 	tests := []struct {
 		col *Column

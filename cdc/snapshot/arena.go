@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -66,30 +64,49 @@ func (a *arena) release() {
 	*a = arena{}
 }
 
-// copyRaw copies the text columns of a row, which go-mysql reuses for the next row, into the
-// arena, and sets cols[i] to the copy of fields[i] (nil for the other values).
-func (a *arena) copyRaw(fields []mysql.FieldValue, cols [][]byte) {
-	size := 0
-	for i := range fields {
-		if fields[i].Type == mysql.FieldValueTypeString {
-			size += len(fields[i].AsString())
-		}
-	}
-	if cap(a.bytes)-len(a.bytes) < size {
-		a.newBytes(size)
-	}
-	for i := range fields {
-		cols[i] = nil
-		if fields[i].Type == mysql.FieldValueTypeString {
-			start := len(a.bytes)
-			a.bytes = append(a.bytes, fields[i].AsString()...)
-			cols[i] = a.bytes[start:len(a.bytes):len(a.bytes)]
-			if cols[i] == nil {
-				cols[i] = []byte{} // empty, not NULL
-			}
-		}
-	}
+// packetWriter is the io.Writer go-mysql reads a row packet into: it appends the packet to
+// the arena's current block, and when the block is full moves the part written so far to a
+// new one, so that a packet is always contiguous.
+type packetWriter struct {
+	a     *arena
+	start int // where the packet begins in a.bytes
 }
+
+// minPacketRoom is the room a block must have left to start a packet in it.
+const minPacketRoom = 1 << 10
+
+// begin starts a packet.
+func (w *packetWriter) begin() {
+	if cap(w.a.bytes)-len(w.a.bytes) < minPacketRoom {
+		w.a.newBytes(minPacketRoom)
+	}
+	w.start = len(w.a.bytes)
+}
+
+// Write implements io.Writer.
+func (w *packetWriter) Write(p []byte) (int, error) {
+	a := w.a
+	if cap(a.bytes)-len(a.bytes) < len(p) {
+		part := a.bytes[w.start:]
+		size := len(part) + len(p)
+		if size > arenaBytes {
+			size *= 2 // a row larger than a block moves a few times only
+		}
+		a.newBytes(size)
+		a.bytes = append(a.bytes, part...)
+		w.start = 0
+	}
+	a.bytes = append(a.bytes, p...)
+	return len(p), nil
+}
+
+// packet returns the packet written since begin.
+func (w *packetWriter) packet() []byte {
+	return w.a.bytes[w.start:len(w.a.bytes):len(w.a.bytes)]
+}
+
+// discard drops the packet written since begin.
+func (w *packetWriter) discard() { w.a.bytes = w.a.bytes[:w.start] }
 
 // row returns n zero values for one row, with its capacity clipped to n.
 func (a *arena) row(n int) change.Row {
@@ -101,27 +118,18 @@ func (a *arena) row(n int) change.Row {
 	return change.Row(a.values[start : start+n : start+n])
 }
 
-// decode converts a row's values with the column decoders, taking the text ones from their
-// copies in cols.
-func (a *arena) decode(t *table, fields []mysql.FieldValue, cols [][]byte) (change.Row, error) {
-	row := a.row(len(fields))
-	for i := range fields {
-		var err error
-		col := t.desc.Columns[i]
-		switch f := &fields[i]; f.Type {
-		case mysql.FieldValueTypeNull:
-		case mysql.FieldValueTypeSigned:
-			row[i], err = col.FromInt64(f.AsInt64())
-		case mysql.FieldValueTypeUnsigned:
-			row[i], err = col.FromUint64(f.AsUint64())
-		case mysql.FieldValueTypeFloat:
-			row[i], err = col.FromFloat64(f.AsFloat64())
-		default:
-			row[i], err = col.FromText(cols[i])
+// decode converts a row's columns (text, nil for NULL) with the column decoders.
+func (a *arena) decode(t *table, cols [][]byte) (change.Row, error) {
+	row := a.row(len(cols))
+	for i, b := range cols {
+		if b == nil {
+			continue
 		}
+		v, err := t.desc.Columns[i].FromText(b)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.desc.Schema.Columns[i].Name, err)
 		}
+		row[i] = v
 	}
 	return row, nil
 }

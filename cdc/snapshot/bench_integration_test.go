@@ -109,7 +109,7 @@ func selectStar(b *testing.B, id change.TableID, decode bool) int {
 	return n
 }
 
-// scanDecoded reads the table as a reader does (go-mysql's client, arena, decoders) in one
+// scanDecoded reads the table as a reader does (row connection, arena, decoders) in one
 // SELECT.
 func scanDecoded(b *testing.B, cfg *Config, t *table) int {
 	conn, err := cfg.openRowConn(context.Background())
@@ -118,7 +118,7 @@ func scanDecoded(b *testing.B, cfg *Config, t *table) int {
 	}
 	defer conn.Close()
 	sc := newScanner(t, math.MaxInt)
-	if err := conn.ExecuteSelectStreaming(t.selectSQL, &sc.result, sc.row, nil); err != nil {
+	if err := conn.query(t.selectSQL, sc.out.arena, sc.cols, sc.row); err != nil {
 		b.Fatal(err)
 	}
 	return len(sc.out.rows)

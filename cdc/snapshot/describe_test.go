@@ -21,14 +21,6 @@ func (c testColumn) FromText(b []byte) (change.Value, error) {
 	return change.IntValue(n), err
 }
 
-func (c testColumn) FromInt64(n int64) (change.Value, error) { return change.IntValue(n), nil }
-
-func (c testColumn) FromUint64(n uint64) (change.Value, error) { return change.IntValue(int64(n)), nil }
-
-func (c testColumn) FromFloat64(f float64) (change.Value, error) {
-	return change.Value{}, fmt.Errorf("test column: unexpected float %v", f)
-}
-
 func (c testColumn) FromBinlog(v any) (change.Value, error) {
 	if n, ok := v.(int64); ok {
 		return change.IntValue(n), nil

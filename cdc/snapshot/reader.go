@@ -8,9 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/change"
 )
@@ -100,7 +97,7 @@ type reader struct {
 	ledger *ledger
 	shapes *shapes
 	// rowConn is the reader's connection for the chunks' SELECTs (see rowconn.go).
-	rowConn *client.Conn
+	rowConn *rowConn
 	since   cdc.Position // Config.Resume's Since; zero when not resumed
 	limit   int          // the most rows one SELECT returns; a chunk with more is cut there
 }
@@ -210,7 +207,7 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 	// On cancellation, a deadline in the past unblocks the read (net.Conn's deadlines may be
 	// set from another goroutine; go-mysql's Close may not).
 	stop := context.AfterFunc(ctx, func() { _ = r.rowConn.SetDeadline(time.Unix(1, 0)) })
-	err = r.rowConn.ExecuteSelectStreaming(q, &sc.result, sc.row, nil)
+	err = r.rowConn.query(q, sc.out.arena, sc.cols, sc.row)
 	if !stop() && ctx.Err() != nil {
 		return nil, nil, ctx.Err()
 	}
@@ -220,16 +217,15 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 	return sc.out, sc.last, nil
 }
 
-// scanner converts the rows of one SELECT with the column decoders. The bytes of each row are
-// copied once into the chunk's arena, which the row's values may alias.
+// scanner converts the rows of one SELECT with the column decoders. Each row is read into
+// the chunk's arena, which the row's values may alias.
 type scanner struct {
-	t      *table
-	limit  int
-	result mysql.Result
-	out    *chunkRows // out.arena holds its rows
-	cols   [][]byte
-	count  int
-	last   Bound
+	t     *table
+	limit int
+	out   *chunkRows // out.arena holds its rows
+	cols  [][]byte
+	count int
+	last  Bound
 }
 
 func newScanner(t *table, limit int) *scanner {
@@ -239,38 +235,24 @@ func newScanner(t *table, limit int) *scanner {
 	return sc
 }
 
-// row is go-mysql's per-row callback; fields are valid until it returns.
-func (sc *scanner) row(fields []mysql.FieldValue) error {
-	if len(fields) != len(sc.t.desc.Columns) {
-		return fmt.Errorf("row of %d columns, the table has %d", len(fields), len(sc.t.desc.Columns))
-	}
-	sc.out.arena.copyRaw(fields, sc.cols)
-	row, err := sc.out.arena.decode(sc.t, fields, sc.cols)
+// row is rowConn.query's per-row callback.
+func (sc *scanner) row(cols [][]byte) error {
+	row, err := sc.out.arena.decode(sc.t, cols)
 	if err != nil {
 		return fmt.Errorf("row %d: %w", sc.count+1, err)
 	}
 	sc.out.add(row)
 	if sc.count++; sc.count == sc.limit {
-		sc.last = lastKey(sc.t, fields, sc.cols)
+		sc.last = lastKey(sc.t, cols)
 	}
 	return nil
 }
 
-// lastKey returns the key columns of a row as a Bound, the text ones from their copies.
-func lastKey(t *table, fields []mysql.FieldValue, cols [][]byte) Bound {
+// lastKey returns the key columns of a row as a Bound.
+func lastKey(t *table, cols [][]byte) Bound {
 	b := make(Bound, len(t.key))
 	for i, kc := range t.key {
-		f := &fields[kc.index]
-		switch f.Type {
-		case mysql.FieldValueTypeString:
-			b[i] = bytes.Clone(cols[kc.index]) // the arena is recycled; the bound is kept
-		case mysql.FieldValueTypeSigned:
-			b[i] = strconv.AppendInt(nil, f.AsInt64(), 10)
-		case mysql.FieldValueTypeUnsigned:
-			b[i] = strconv.AppendUint(nil, f.AsUint64(), 10)
-		case mysql.FieldValueTypeFloat:
-			b[i] = strconv.AppendFloat(nil, f.AsFloat64(), 'g', -1, 64)
-		}
+		b[i] = bytes.Clone(cols[kc.index]) // the arena is recycled; the bound is kept
 	}
 	return b
 }

@@ -12,16 +12,12 @@ import (
 )
 
 // Decoder turns one column's values into change.Values; *cdc.Column implements it. FromText
-// converts the text a SELECT returns (with time_zone '+00:00' and character_set_results NULL)
-// and FromInt64, FromUint64 and FromFloat64 the numbers the text protocol's reader parses
-// from it (integer and DOUBLE columns); FromBinlog converts a value of go-mysql's row decoder
-// (ParseTime, TimestampStringLocation UTC, UseDecimal off). All must give identical Values
-// for the same row state. The Value may alias b.
+// converts the text a SELECT returns (with time_zone '+00:00' and character_set_results NULL);
+// FromBinlog converts a value of go-mysql's row decoder (ParseTime, TimestampStringLocation
+// UTC, UseDecimal off). Both must give identical Values for the same row state. The Value
+// may alias b.
 type Decoder interface {
 	FromText(b []byte) (change.Value, error)
-	FromInt64(n int64) (change.Value, error)
-	FromUint64(n uint64) (change.Value, error)
-	FromFloat64(f float64) (change.Value, error)
 	FromBinlog(v any) (change.Value, error)
 }
 
