@@ -244,6 +244,15 @@ func (c *Column) FromText(b []byte) (change.Value, error) {
 	return v, nil
 }
 
+// FromOwnedText is FromText for text the caller hands over (the snapshot's row buffers): a
+// JSON document is compacted where it is instead of into a copy.
+func (c *Column) FromOwnedText(b []byte) (change.Value, error) {
+	if c.class == classJSON && c.dec == nil && len(b) > 0 {
+		return change.JSONValue(compactJSONInPlace(b)), nil
+	}
+	return c.FromText(b)
+}
+
 func (c *Column) fromText(b []byte) (change.Value, error) {
 	switch c.class {
 	case classInt, classYear, classBool:

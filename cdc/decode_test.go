@@ -174,7 +174,30 @@ func TestCompactJSON(t *testing.T) {
 		if got := string(compactJSON([]byte(tc.in))); got != want.String() {
 			t.Errorf("compactJSON(%q) = %q, json.Compact %q", tc.in, got, want.String())
 		}
+		buf := []byte(tc.in + "tail") // bytes after the document stay as they are
+		if got := compactJSONInPlace(buf[:len(tc.in)]); string(got) != tc.want {
+			t.Errorf("compactJSONInPlace(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if tail := string(buf[len(tc.in):]); tail != "tail" {
+			t.Errorf("compactJSONInPlace(%q) wrote past the document: %q", tc.in, tail)
+		}
 	}
+}
+
+// FuzzCompactJSON checks that compacting in place gives what compacting into a copy gives,
+// and that the copy leaves the input alone.
+func FuzzCompactJSON(f *testing.F) {
+	f.Add([]byte(`{"k": [1, "a \" b"], "n" : null}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		orig := string(doc)
+		want := string(compactJSON(doc))
+		if string(doc) != orig {
+			t.Fatalf("compactJSON changed its input %q to %q", orig, doc)
+		}
+		if got := string(compactJSONInPlace(doc)); got != want {
+			t.Fatalf("in place %q, copy %q (input %q)", got, want, orig)
+		}
+	})
 }
 
 func TestAppendESNumber(t *testing.T) {

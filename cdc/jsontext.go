@@ -7,9 +7,15 @@ import (
 
 // compactJSON removes the insignificant whitespace (space, tab, CR, LF outside strings) of
 // a JSON document and changes nothing else: string contents, escapes, key order and number
-// forms are kept byte for byte. It returns doc itself when there is nothing to remove.
-func compactJSON(doc []byte) []byte {
-	var out []byte // allocated at the first space to drop
+// forms are kept byte for byte. It returns doc itself when there is nothing to remove, and
+// otherwise a copy.
+func compactJSON(doc []byte) []byte { return compact(doc, false) }
+
+// compactJSONInPlace is compactJSON writing the result over doc.
+func compactJSONInPlace(doc []byte) []byte { return compact(doc, true) }
+
+func compact(doc []byte, inPlace bool) []byte {
+	var out []byte // set at the first space to drop
 	start := 0     // the run of doc not yet copied to out
 	for i := 0; i < len(doc); i++ {
 		switch c := doc[i]; {
@@ -18,6 +24,9 @@ func compactJSON(doc []byte) []byte {
 		case isJSONSpace(c):
 			if out == nil {
 				out = make([]byte, 0, len(doc))
+				if inPlace {
+					out = doc[:0] // out never overtakes i: append moves runs backwards
+				}
 			}
 			out = append(out, doc[start:i]...)
 			start = i + 1
@@ -26,7 +35,8 @@ func compactJSON(doc []byte) []byte {
 	if out == nil {
 		return doc
 	}
-	return append(out, doc[start:]...)
+	out = append(out, doc[start:]...)
+	return out[:len(out):len(out)]
 }
 
 // stringEnd returns the index of the quote closing the JSON string whose contents start at

@@ -15,11 +15,13 @@ import (
 
 // written counts acknowledged records into the metrics. Looking the labelled series up for
 // every record would cost a hash of the labels each time, so the series of each
-// (table, topic) pair are looked up once and kept.
+// (table, topic) pair are looked up once and kept, and the last pair used is at hand
+// without a hash (acknowledgements come in runs of one partition's batch).
 type written struct {
 	m      *metrics.Metrics
 	count  *atomic.Int64
 	series sync.Map // seriesKey → *seriesSet
+	last   atomic.Pointer[seriesSet]
 }
 
 type seriesKey struct {
@@ -28,21 +30,31 @@ type seriesKey struct {
 }
 
 type seriesSet struct {
+	key                        seriesKey
 	records, bytes, tombstones prometheus.Counter
 }
 
-func (w *written) observe(r upsert.Written) {
-	k := seriesKey{r.Table, r.Topic}
+// lookup returns the series of a (table, topic) pair.
+func (w *written) lookup(k seriesKey) *seriesSet {
+	if s := w.last.Load(); s != nil && s.key == k {
+		return s
+	}
 	v, ok := w.series.Load(k)
 	if !ok {
-		t := r.Table.String()
-		v, _ = w.series.LoadOrStore(k, &seriesSet{
-			records:    w.m.RecordsWritten.WithLabelValues(t, r.Topic),
-			bytes:      w.m.BytesWritten.WithLabelValues(t, r.Topic),
-			tombstones: w.m.Tombstones.WithLabelValues(t, r.Topic),
+		t := k.table.String()
+		v, _ = w.series.LoadOrStore(k, &seriesSet{key: k,
+			records:    w.m.RecordsWritten.WithLabelValues(t, k.topic),
+			bytes:      w.m.BytesWritten.WithLabelValues(t, k.topic),
+			tombstones: w.m.Tombstones.WithLabelValues(t, k.topic),
 		})
 	}
 	s := v.(*seriesSet)
+	w.last.Store(s)
+	return s
+}
+
+func (w *written) observe(r upsert.Written) {
+	s := w.lookup(seriesKey{r.Table, r.Topic})
 	w.count.Add(1)
 	s.records.Inc()
 	s.bytes.Add(float64(r.Bytes))

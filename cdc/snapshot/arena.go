@@ -125,7 +125,7 @@ func (a *arena) decode(t *table, cols [][]byte) (change.Row, error) {
 		if b == nil {
 			continue
 		}
-		v, err := t.desc.Columns[i].FromText(b)
+		v, err := t.desc.Columns[i].FromOwnedText(b) // the packet is the arena's
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.desc.Schema.Columns[i].Name, err)
 		}

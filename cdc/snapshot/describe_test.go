@@ -21,6 +21,8 @@ func (c testColumn) FromText(b []byte) (change.Value, error) {
 	return change.IntValue(n), err
 }
 
+func (c testColumn) FromOwnedText(b []byte) (change.Value, error) { return c.FromText(b) }
+
 func (c testColumn) FromBinlog(v any) (change.Value, error) {
 	if n, ok := v.(int64); ok {
 		return change.IntValue(n), nil

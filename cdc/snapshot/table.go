@@ -13,11 +13,13 @@ import (
 
 // Decoder turns one column's values into change.Values; *cdc.Column implements it. FromText
 // converts the text a SELECT returns (with time_zone '+00:00' and character_set_results NULL);
+// FromOwnedText does the same with text the caller hands over, which it may rewrite;
 // FromBinlog converts a value of go-mysql's row decoder (ParseTime, TimestampStringLocation
-// UTC, UseDecimal off). Both must give identical Values for the same row state. The Value
+// UTC, UseDecimal off). All must give identical Values for the same row state. The Value
 // may alias b.
 type Decoder interface {
 	FromText(b []byte) (change.Value, error)
+	FromOwnedText(b []byte) (change.Value, error)
 	FromBinlog(v any) (change.Value, error)
 }
 
