@@ -61,3 +61,22 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendString measures JSON string escaping of text typical of each case: plain
+// text, an e-mail, and a JSON document (a JSON column, about a quarter quotes).
+func BenchmarkAppendString(b *testing.B) {
+	for _, tc := range []struct{ name, s string }{
+		{"plain", "3f2a9c41d0b7e85a3f2a9c41d0b7e85a3f2a9c41d0b7e85a"},
+		{"email", "user123456@example.com"},
+		{"json-doc", `{"color":"green","size":17,"tags":["a","t7"]}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := []byte(tc.s)
+			dst := make([]byte, 0, 256)
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				dst = appendString(dst[:0], s)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ingestkit/ingest/change"
 )
@@ -83,4 +84,31 @@ func fuzzRow(data []byte) change.Row {
 		row = append(row, v)
 	}
 	return row
+}
+
+// FuzzAppendString checks appendString, which skips plain bytes 8 at a time, against a
+// rune-by-rune reading of its rules.
+func FuzzAppendString(f *testing.F) {
+	f.Add([]byte(`{"color":"green","tags":["a","t7"]}`))
+	f.Add([]byte("naïve \x01\xff\xc3 text with a \\ and \"quotes\" past eight bytes"))
+	f.Fuzz(func(t *testing.T, s []byte) {
+		var want []byte
+		want = append(want, '"')
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRune(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				want = append(want, "\uFFFD"...)
+			case r < utf8.RuneSelf && escape[r] != 0:
+				want = appendEscape(want, byte(r))
+			default:
+				want = append(want, s[i:i+size]...)
+			}
+			i += size
+		}
+		want = append(want, '"')
+		if got := appendString([]byte("x"), s); string(got[1:]) != string(want) {
+			t.Fatalf("appendString(%q) = %q, want %q", s, got[1:], want)
+		}
+	})
 }

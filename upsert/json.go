@@ -31,33 +31,32 @@ const upperHex = "0123456789ABCDEF"
 // encoding/json and Java's decoders do, so that the output is always valid UTF-8 and JSON.
 func appendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
-	start := 0
+	start := 0 // the run of s not yet appended
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
 			i += 8
 			continue
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if escape[c] == 0 {
+		// One of the next 8 bytes needs attention: go through them one by one rather than
+		// testing 8 again at each (JSON documents hold a quote every few bytes).
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if escape[c] != 0 {
+					dst = appendEscape(append(dst, s[start:i]...), c)
+					start = i + 1
+				}
 				i++
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			dst = appendEscape(dst, c)
-			i++
-			start = i
-			continue
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, "\uFFFD"...)
+				start = i + 1
+			}
+			i += size
 		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\uFFFD"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')

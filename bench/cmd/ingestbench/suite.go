@@ -92,43 +92,127 @@ func (s *suite) topic(label string) string {
 	return t
 }
 
+// fastest keeps the fastest of a measurement's repeated runs, with the highest peak RSS of
+// them all and the rate of each.
+type fastest struct {
+	best measurement
+	all  []float64
+}
+
+func (f *fastest) add(m measurement) {
+	peak := max(m.PeakRSSMiB, f.best.PeakRSSMiB)
+	if len(f.all) == 0 || m.RowsPerSec > f.best.RowsPerSec {
+		f.best = m
+	}
+	f.best.PeakRSSMiB = peak
+	f.all = append(f.all, m.RowsPerSec)
+}
+
+// result is the fastest run, with the rates of all when there were several.
+func (f *fastest) result() measurement {
+	m := f.best
+	if len(f.all) > 1 {
+		m.AllRowsPerSec = f.all
+	}
+	return m
+}
+
 // ingestRun runs ingest until caught up on spec (-repeat times, each with its own
 // pipeline name and topic), checks that each topic holds want records, and records the
-// fastest run with the highest peak RSS of all; it returns what the first run read back
-// (up to sample records kept).
-func (s *suite) ingestRun(ctx context.Context, suiteName, name string, spec pipelineSpec, want, sample int) (topicRead, error) {
-	var best measurement
-	var first topicRead
-	var all []float64
+// fastest run with the highest peak RSS of all.
+func (s *suite) ingestRun(ctx context.Context, suiteName, name string, spec pipelineSpec, want int) error {
+	var f fastest
 	for i := range s.cfg.Repeat {
-		sp := spec
-		if i > 0 {
-			sp.Name, sp.Topic = fmt.Sprintf("%s-r%d", spec.Name, i+1), fmt.Sprintf("%s-r%d", spec.Topic, i+1)
-			s.topics = append(s.topics, sp.Topic)
-			sample = 0
-		}
-		m, read, err := s.ingestOnce(ctx, suiteName, name, sp, want, sample)
+		m, _, err := s.ingestOnce(ctx, suiteName, name, s.repeated(spec, i), want, 0)
 		if err != nil {
-			return read, err
+			return err
 		}
-		if i == 0 {
-			first = read
-		}
-		all = append(all, m.RowsPerSec)
-		peak := max(m.PeakRSSMiB, best.PeakRSSMiB)
-		if i == 0 || m.RowsPerSec > best.RowsPerSec {
-			best = m
-		}
-		best.PeakRSSMiB = peak
+		f.add(m)
 	}
-	if len(all) > 1 {
-		best.AllRowsPerSec = all
+	s.addIngest(f.result())
+	return nil
+}
+
+// repeated returns the spec of the i-th run of spec (from 0), with a pipeline name and
+// topic of its own.
+func (s *suite) repeated(spec pipelineSpec, i int) pipelineSpec {
+	if i == 0 {
+		return spec
 	}
-	s.res.add(best)
+	spec.Name, spec.Topic = fmt.Sprintf("%s-r%d", spec.Name, i+1), fmt.Sprintf("%s-r%d", spec.Topic, i+1)
+	s.topics = append(s.topics, spec.Topic)
+	return spec
+}
+
+// addIngest records an ingest measurement.
+func (s *suite) addIngest(m measurement) {
+	s.res.add(m)
 	if s.res.Table.RecordBytesRow == 0 {
-		s.res.Table.RecordBytesRow = round(float64(best.Bytes)/float64(best.Rows), 1)
+		s.res.Table.RecordBytesRow = round(float64(m.Bytes)/float64(m.Rows), 1)
 	}
-	return first, nil
+}
+
+// rounds measures a suite's raw source limit (source), its ingest runs (spec, one per
+// guarantee, want records each) and the raw produce limit (on the records of the first
+// ingest run) in -repeat rounds of one run of each, and records the fastest run of each; it
+// returns the fastest source run. Interleaved, the runs compared with each other are taken
+// minutes apart at most: this VM's speed drifts by up to 2x over minutes, and measuring all
+// repeats of the scan before all of ingest's made the ratio depend on when each came.
+func (s *suite) rounds(ctx context.Context, suiteName, source string, measure func() (rawResult, error),
+	spec func(guarantee string) pipelineSpec, want int, produceLabel string) (rawResult, error) {
+	var src, produce fastest
+	var srcBest rawResult
+	ingest := make([]fastest, len(s.cfg.Guarantees))
+	produceTopic := ""
+	var sample []*kgo.Record
+	for round := range s.cfg.Repeat {
+		m, r, err := s.rawOnce(suiteName, source, measure)
+		if err != nil {
+			return r, err
+		}
+		if len(src.all) == 0 || m.RowsPerSec > src.best.RowsPerSec {
+			srcBest = r
+		}
+		src.add(m)
+		for i, g := range s.cfg.Guarantees {
+			keep := 0
+			if round == 0 && i == 0 {
+				keep = s.cfg.SampleSize
+			}
+			m, read, err := s.ingestOnce(ctx, suiteName, ingestName(g), s.repeated(spec(g), round), want, keep)
+			if err != nil {
+				return srcBest, err
+			}
+			ingest[i].add(m)
+			if i != 0 {
+				continue
+			}
+			if round == 0 {
+				if sample = read.Sample; len(sample) == 0 {
+					return srcBest, fmt.Errorf("%s: no sample records for the raw producer", suiteName)
+				}
+				produceTopic = s.topic(produceLabel)
+				if err := s.kafka.createTopic(ctx, produceTopic, false); err != nil {
+					return srcBest, err
+				}
+			}
+			m, _, err = s.rawOnce(suiteName, nameProduce, func() (rawResult, error) {
+				return rawProduce(ctx, s.cfg, produceTopic, sample, want)
+			})
+			if err != nil {
+				return srcBest, err
+			}
+			produce.add(m)
+		}
+	}
+	s.res.add(src.result())
+	for i := range ingest {
+		s.addIngest(ingest[i].result())
+		if i == 0 {
+			s.res.add(produce.result())
+		}
+	}
+	return srcBest, nil
 }
 
 // ingestOnce runs ingest once and measures it.
@@ -180,47 +264,24 @@ func noteSuffix(note string) string {
 	return " (" + note + ")"
 }
 
-// raw runs a raw-limit measurement (-repeat times) and records the fastest, with the CPU
-// the servers and the other processes of the machine used meanwhile.
-func (s *suite) raw(suiteName, name string, measure func() (rawResult, error)) (rawResult, error) {
-	var best measurement
-	var bestRaw rawResult
-	var all []float64
-	for i := range s.cfg.Repeat {
-		pids := readServicePIDs(s.cfg.svc)
-		before := pids.cpu()
-		r, err := measure()
-		if err != nil {
-			return r, err
-		}
-		cpu := pids.cpu().minus(before)
-		m := newMeasurement(suiteName, name, kindRaw, r.Rows, r.Bytes, r.Wall)
-		m.CPUSeconds = round(r.CPU.Seconds(), 2)
-		m.MariaDBCPU, m.KafkaCPU = round(cpu.MariaDB.Seconds(), 2), round(cpu.Kafka.Seconds(), 2)
-		m.OtherCPU = round(cpu.others(0).Seconds(), 2)
-		m.Note = busyNote(m)
-		log.Printf("%s: %s: %s rows in %.2fs: %s rows/s, %.1f MB/s%s", suiteName, name, thousands(float64(r.Rows)), m.Seconds,
-			thousands(m.RowsPerSec), m.MBPerSec, noteSuffix(m.Note))
-		all = append(all, m.RowsPerSec)
-		if i == 0 || m.RowsPerSec > best.RowsPerSec {
-			best, bestRaw = m, r
-		}
+// rawOnce runs a raw-limit measurement once, with the CPU the servers and the other
+// processes of the machine used meanwhile.
+func (s *suite) rawOnce(suiteName, name string, measure func() (rawResult, error)) (measurement, rawResult, error) {
+	pids := readServicePIDs(s.cfg.svc)
+	before := pids.cpu()
+	r, err := measure()
+	if err != nil {
+		return measurement{}, r, err
 	}
-	if len(all) > 1 {
-		best.AllRowsPerSec = all
-	}
-	s.res.add(best)
-	return bestRaw, nil
-}
-
-// produceLimit measures the raw producer on the records that ingest wrote.
-func (s *suite) produceLimit(ctx context.Context, suiteName, label string, sample []*kgo.Record, n int) error {
-	topic := s.topic(label)
-	if err := s.kafka.createTopic(ctx, topic, false); err != nil {
-		return err
-	}
-	_, err := s.raw(suiteName, nameProduce, func() (rawResult, error) { return rawProduce(ctx, s.cfg, topic, sample, n) })
-	return err
+	cpu := pids.cpu().minus(before)
+	m := newMeasurement(suiteName, name, kindRaw, r.Rows, r.Bytes, r.Wall)
+	m.CPUSeconds = round(r.CPU.Seconds(), 2)
+	m.MariaDBCPU, m.KafkaCPU = round(cpu.MariaDB.Seconds(), 2), round(cpu.Kafka.Seconds(), 2)
+	m.OtherCPU = round(cpu.others(0).Seconds(), 2)
+	m.Note = busyNote(m)
+	log.Printf("%s: %s: %s rows in %.2fs: %s rows/s, %.1f MB/s%s", suiteName, name, thousands(float64(r.Rows)), m.Seconds,
+		thousands(m.RowsPerSec), m.MBPerSec, noteSuffix(m.Note))
+	return m, r, nil
 }
 
 // snapshot measures the initial snapshot of a table of N rows with each guarantee, the
@@ -239,28 +300,14 @@ func (s *suite) snapshot(ctx context.Context) error {
 	if avg, err := tableBytes(ctx, s.db, snapTable(n)); err == nil {
 		s.res.Table.AvgRowBytes = avg
 	}
-	scan, err := s.raw(suiteName, nameScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n)) })
+	scan, err := s.rounds(ctx, suiteName, nameScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n)) },
+		func(g string) pipelineSpec { return s.spec("snap-"+g, snapTable(n), g, "initial") }, n, "snap-raw-produce")
 	if err != nil {
 		return err
 	}
 	s.res.Table.ScanBytesRow = round(float64(scan.Bytes)/float64(scan.Rows), 1)
-
-	for i, g := range s.cfg.Guarantees {
-		spec := s.spec("snap-"+g, snapTable(n), g, "initial")
-		read, err := s.ingestRun(ctx, suiteName, ingestName(g), spec, n, s.cfg.SampleSize)
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			if err := s.produceLimit(ctx, suiteName, "snap-raw-produce", read.Sample, n); err != nil {
-				return err
-			}
-		}
-	}
 	g := s.cfg.Guarantees[0]
-	spec := s.spec("snapq-"+g, snapTable(q), g, "initial")
-	_, err = s.ingestRun(ctx, suiteName, ingestQuarterName(g), spec, q, 0)
-	return err
+	return s.ingestRun(ctx, suiteName, ingestQuarterName(g), s.spec("snapq-"+g, snapTable(q), g, "initial"), q)
 }
 
 // busyShare is the share of the machine's CPUs that other processes may use during a
@@ -318,28 +365,17 @@ func (s *suite) catchup(ctx context.Context, txnRows int) error {
 	log.Printf("%s: wrote %s changes in %d transactions in %v (binlog %s to %s)", suiteName, thousands(float64(rows)), txns,
 		time.Since(start).Round(time.Millisecond), from, to)
 
-	dec, err := s.raw(suiteName, nameDecode, func() (rawResult, error) {
-		return rawDecode(ctx, s.cfg.svc, s.flavor, table, from, to)
-	})
-	if err != nil {
-		return err
-	}
-	if dec.Rows != rows {
-		return fmt.Errorf("%s: the binlog holds %d changes of %s, want %d", suiteName, dec.Rows, table, rows)
-	}
-	for i, g := range s.cfg.Guarantees {
-		label := fmt.Sprintf("catchup%d-%s", txnRows, g)
-		spec := s.spec(label, table, g, "specific-offset")
+	label := fmt.Sprintf("catchup%d", txnRows)
+	_, err = s.rounds(ctx, suiteName, nameDecode, func() (rawResult, error) {
+		dec, err := rawDecode(ctx, s.cfg.svc, s.flavor, table, from, to)
+		if err == nil && dec.Rows != rows {
+			err = fmt.Errorf("%s: the binlog holds %d changes of %s, want %d", suiteName, dec.Rows, table, rows)
+		}
+		return dec, err
+	}, func(g string) pipelineSpec {
+		spec := s.spec(label+"-"+g, table, g, "specific-offset")
 		spec.From = from
-		read, err := s.ingestRun(ctx, suiteName, ingestName(g), spec, rows, s.cfg.SampleSize)
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			if err := s.produceLimit(ctx, suiteName, fmt.Sprintf("catchup%d-raw-produce", txnRows), read.Sample, rows); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return spec
+	}, rows, label+"-raw-produce")
+	return err
 }
