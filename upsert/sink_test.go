@@ -86,6 +86,40 @@ func TestTracker(t *testing.T) {
 	}
 }
 
+// TestTrackerConcurrentAcks acknowledges records on another goroutine while units are still
+// being filled and sealed (as franz-go's promises do), some before their unit's seal.
+func TestTrackerConcurrentAcks(t *testing.T) {
+	tr := newTracker()
+	acks := make(chan *unit, 64)
+	go func() {
+		for u := range acks {
+			u.done(nil)
+		}
+	}()
+	const units, perUnit = 200, 50
+	for i := range units {
+		for range perUnit {
+			acks <- tr.add()
+		}
+		tr.seal(&Checkpoint{Position: []byte(fmt.Sprint(i))})
+	}
+	close(acks)
+	deadline := time.After(5 * time.Second)
+	for {
+		if cp := tr.release(); cp != nil && string(cp.Position) == fmt.Sprint(units-1) {
+			break
+		}
+		select {
+		case <-tr.notify:
+		case <-deadline:
+			t.Fatal("the last checkpoint was never released")
+		}
+	}
+	if tr.outstanding() {
+		t.Error("outstanding after every record was acknowledged")
+	}
+}
+
 func TestTrackerPending(t *testing.T) {
 	tr := newTracker()
 	tr.pendingCheckpoint(&Checkpoint{Position: []byte("1")})

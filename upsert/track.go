@@ -31,11 +31,18 @@ type tracker struct {
 	waiting *Checkpoint
 }
 
+// unit is the records produced between two seals. The sink goroutine counts them in
+// produced and the promises count acknowledgements in acked, on separate cache lines: one
+// counter updated by both goroutines bounced its cache line between the cores at every
+// record. produced is read by the promises only once sealed is set.
 type unit struct {
-	pending    atomic.Int64
-	failed     atomic.Bool
+	produced   int64 // by the sink goroutine; fixed once sealed
 	checkpoint *Checkpoint
 	t          *tracker
+	sealed     atomic.Bool
+	_          [64]byte // keep acked off the sink goroutine's cache line
+	acked      atomic.Int64
+	failed     atomic.Bool
 }
 
 func newTracker() *tracker {
@@ -45,15 +52,16 @@ func newTracker() *tracker {
 }
 
 // add counts one more record in the open unit and returns the unit, whose promise the
-// record must be produced with.
+// record must be produced with. Only the sink goroutine calls it.
 func (t *tracker) add() *unit {
-	t.open.pending.Add(1)
+	t.open.produced++
 	return t.open
 }
 
 // seal closes the open unit with cp (which may be nil) and opens a new one.
 func (t *tracker) seal(cp *Checkpoint) {
 	t.open.checkpoint = cp
+	t.open.sealed.Store(true) // publishes produced to the promises
 	t.mu.Lock()
 	t.units = append(t.units, t.open)
 	t.mu.Unlock()
@@ -80,15 +88,19 @@ func (t *tracker) ping() {
 }
 
 // done records the result of one record of the unit. It is called by the producer's
-// promise goroutine and never blocks.
+// promise goroutine and never blocks. A unit completed before its seal is noticed by the
+// seal's own ping.
 func (u *unit) done(err error) {
 	if err != nil {
 		u.failed.Store(true)
 	}
-	if u.pending.Add(-1) == 0 || err != nil {
+	if n := u.acked.Add(1); err != nil || u.sealed.Load() && n == u.produced {
 		u.t.ping()
 	}
 }
+
+// complete reports whether a sealed unit has all its records acknowledged.
+func (u *unit) complete() bool { return u.acked.Load() == u.produced }
 
 // release removes the completed units at the front and returns the newest checkpoint
 // among them, or nil.
@@ -98,7 +110,7 @@ func (t *tracker) release() *Checkpoint {
 	var cp *Checkpoint
 	n := 0
 	for _, u := range t.units {
-		if u.pending.Load() != 0 || u.failed.Load() {
+		if !u.complete() || u.failed.Load() {
 			break
 		}
 		if u.checkpoint != nil {
@@ -114,5 +126,5 @@ func (t *tracker) release() *Checkpoint {
 func (t *tracker) outstanding() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.units) > 0 || t.open.pending.Load() > 0
+	return len(t.units) > 0 || !t.open.complete()
 }
