@@ -157,7 +157,7 @@ type Sink struct {
 
 	failMu   sync.Mutex
 	failErr  error
-	failSet  atomic.Bool // failErr is set: produce checks this, not the lock, per record
+	failSet  atomic.Bool   // failErr is set: produce checks this, not the lock, per record
 	failed   chan struct{} // closed on the first record failure
 	canceled atomic.Bool   // a record was not produced because Run's context ended
 
