@@ -55,12 +55,13 @@ var producerProperties = []producerProperty{
 	{name: "max.in.flight.requests.per.connection", check: intAtLeast(1)},
 	{name: "retries", check: intAtLeast(0)},
 	{name: "retry.backoff.ms", check: intAtLeast(0)},
+	{name: "retry.backoff.max.ms", check: intAtLeast(0)},
 	{name: "request.timeout.ms", check: intAtLeast(1)},
 	{name: "delivery.timeout.ms", check: intAtLeast(1)},
 	{name: "transaction.timeout.ms", check: intAtLeast(1)},
 	{name: "metadata.max.age.ms", check: intAtLeast(0)},
 	{name: "connections.max.idle.ms", check: intAtLeast(0)},
-	{name: "allow.auto.create.topics", check: isBool},
+	{name: "socket.connection.setup.timeout.ms", check: intAtLeast(1)},
 }
 
 const noGoEquivalent = "is a Java client option with no equivalent in ingest's Kafka client; remove it"
@@ -72,6 +73,7 @@ var producerRefused = []refusal{
 	{"partitioner.class", "is not used: records are partitioned by murmur2 of the key, as the Java client's default; remove it"},
 	{"partitioner.", noGoEquivalent},
 	{"transactional.id", "is set by ingest from sink.transactional-id-prefix and pipeline.name; remove it"},
+	{"allow.auto.create.topics", "is not used: ingest creates topics itself; use sink.topic.auto-create"},
 	{"batch.size", "has no equivalent: batches are bounded by linger.ms and max.request.size; remove it"},
 	{"max.block.ms", noGoEquivalent},
 	{"send.buffer.bytes", noGoEquivalent},
@@ -79,7 +81,6 @@ var producerRefused = []refusal{
 	{"client.dns.lookup", noGoEquivalent},
 	{"reconnect.backoff.ms", noGoEquivalent},
 	{"reconnect.backoff.max.ms", noGoEquivalent},
-	{"retry.backoff.max.ms", noGoEquivalent},
 	{"interceptor.classes", noGoEquivalent},
 	{"metric.reporters", noGoEquivalent},
 	{"metrics.", noGoEquivalent},

@@ -137,11 +137,6 @@ var properties = map[string]property{
 		return nil
 	},
 	"linger.ms": millis(0, func(p *Properties, d time.Duration) { p.add(kgo.ProducerLinger(d)) }),
-	// batch.size is Java's per-partition batch target. franz-go has no target separate from
-	// its per-batch cap, which also caps single records, so batch.size must not become that
-	// cap (records above 16 KiB would fail). Batches fill up to max.request.size within
-	// linger.ms instead; batch.size is checked and otherwise has no effect.
-	"batch.size": intIn(0, 1<<30, func(*Properties, int) {}),
 	"max.request.size": intIn(1024, 1<<30, func(p *Properties, n int) {
 		p.MaxRequestSize = int32(n)
 	}),
@@ -200,6 +195,10 @@ var unsupported = map[string]string{
 	"compression.lz4.level":                    "franz-go uses its codecs' default levels",
 	"compression.zstd.level":                   "franz-go uses its codecs' default levels",
 	"enable.metrics.push":                      "client metrics are not pushed",
+	// batch.size is Java's per-partition batch target. franz-go has no target separate from
+	// its per-batch cap, which also caps single records, so batch.size must not become that
+	// cap (records above 16 KiB would fail).
+	"batch.size": "batches fill up to max.request.size within linger.ms",
 }
 
 var compressions = map[string]kgo.CompressionCodec{
@@ -257,13 +256,28 @@ func (p *Properties) set(k, v string) error {
 	return nil
 }
 
-func supportedList() string {
+func supportedList() string { return strings.Join(PropertyNames(), ", ") }
+
+// PropertyNames returns the properties.* options the sink supports, without the prefix,
+// sorted.
+func PropertyNames() []string {
 	keys := make([]string, 0, len(properties))
 	for k := range properties {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return strings.Join(keys, ", ")
+	return keys
+}
+
+// UnsupportedPropertyNames returns the Java producer configs the sink refuses as having no
+// meaning here, sorted.
+func UnsupportedPropertyNames() []string {
+	keys := make([]string, 0, len(unsupported))
+	for k := range unsupported {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // DefaultBufferMemory is buffer.memory when the pipeline does not set it: Java's default.

@@ -59,7 +59,7 @@ func TestOptions(t *testing.T) {
 			want(t, cl, kgo.RequiredAcks, kgo.AllISRAcks())
 			want(t, cl, kgo.DisableIdempotentWrite, true)
 		}},
-		{"tuning", props("client.id", "me", "linger.ms", "0", "batch.size", "16384", "max.request.size", "2097152",
+		{"tuning", props("client.id", "me", "linger.ms", "0", "max.request.size", "2097152",
 			"request.timeout.ms", "30000", "delivery.timeout.ms", "120000", "retries", "7",
 			"metadata.max.age.ms", "60000", "connections.max.idle.ms", "540000", "buffer.memory", "33554432",
 			"socket.connection.setup.timeout.ms", "5000", "retry.backoff.ms", "50", "retry.backoff.max.ms", "800"),
@@ -138,7 +138,8 @@ func TestPropertiesErrors(t *testing.T) {
 		want  string
 	}{
 		{"no servers", map[string]string{}, "properties.bootstrap.servers: required"},
-		{"unknown", props("lingerr.ms", "5"), "properties.lingerr.ms: unknown Kafka producer option; supported: acks, batch.size"},
+		{"unknown", props("lingerr.ms", "5"), "properties.lingerr.ms: unknown Kafka producer option; supported: acks, bootstrap.servers"},
+		{"batch size", props("batch.size", "16384"), "properties.batch.size: not supported here (batches fill up to max.request.size"},
 		{"no meaning", props("partitioner.class", "x"), "properties.partitioner.class: not supported here (the partitioner is always"},
 		{"transactional id", props("transactional.id", "x"), "sink.transactional-id-prefix"},
 		{"bad acks", props("acks", "2"), `properties.acks: invalid value "2"`},

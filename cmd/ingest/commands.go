@@ -72,6 +72,12 @@ func (a *app) load(ctx context.Context, path string) (*pipeline.Definition, erro
 		}
 		return nil, invalid(err)
 	}
+	// The loader checks each properties.* option; the sink also checks them together
+	// (security.protocol against ssl.* and sasl.*, the TLS stores, the JAAS login module).
+	// Run that here too, so that validate and plan refuse what apply would.
+	if _, err := upsert.ParseProperties(secrets.RevealMap(def.Sink.Properties)); err != nil {
+		return nil, invalid(fmt.Errorf("%s: sink: %w", path, err))
+	}
 	return def, nil
 }
 

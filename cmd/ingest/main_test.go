@@ -24,7 +24,9 @@ source:
 sink:
   type: upsert-kafka
   properties.bootstrap.servers: 127.0.0.1:9092
-  properties.sasl.jaas.config: x required username="u" password="${secret_values.kafka-pw}";
+  properties.security.protocol: SASL_SSL
+  properties.sasl.mechanism: PLAIN
+  properties.sasl.jaas.config: org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="${secret_values.kafka-pw}";
   properties.ssl.truststore.password: literal-but-masked
   topic: all-${secret_values.kafka-pw}
 `
@@ -80,8 +82,8 @@ func TestSecretNeverPrinted(t *testing.T) {
 		{"plan json", []string{"plan", good, "--offline", "--output", "json"}, exitOK},
 		{"plan json log json", []string{"plan", good, "--offline", "-o", "json", "--log-format", "json"}, exitOK},
 		{"secrets file", []string{"plan", good, "--offline", "--secrets", secretsFile}, exitOK},
-		{"apply", []string{"apply", good}, exitFailure},
-		{"apply json logs", []string{"apply", good, "--log-format", "json"}, exitFailure},
+		{"apply", []string{"apply", good, "--state", t.TempDir()}, exitFailure},
+		{"apply json logs", []string{"apply", good, "--log-format", "json", "--state", t.TempDir()}, exitFailure},
 	}
 	for name, content := range invalidPipelines {
 		file := writeFile(t, "pipeline.yaml", content, 0o644)
@@ -141,6 +143,7 @@ func TestPlanMasks(t *testing.T) {
 
 func TestExitCodes(t *testing.T) {
 	good := writeFile(t, "pipeline.yaml", goodPipeline, 0o644)
+	plaintextSSL := writeFile(t, "plaintext.yaml", strings.Replace(goodPipeline, "security.protocol: SASL_SSL", "security.protocol: PLAINTEXT", 1), 0o644)
 	bad := writeFile(t, "bad.yaml", "source: {}\n", 0o644)
 	openSecrets := writeFile(t, "secrets.yaml", "a: b\n", 0o644)
 	cases := []struct {
@@ -162,8 +165,13 @@ func TestExitCodes(t *testing.T) {
 		{"bad --metrics-addr", []string{"apply", good, "--metrics-addr", "9090"}, exitInvalid, "", "want HOST:PORT"},
 		{"open secrets file", []string{"validate", good, "--secrets", openSecrets}, exitInvalid, "", "chmod 600"},
 		{"--var wins", []string{"validate", good, "--var", "mysql.host=db"}, exitOK, "ok: ", ""},
-		{"apply runtime failure", []string{"apply", good, "--until-caught-up", "--state", t.TempDir()}, exitFailure, "",
-			"security.protocol is PLAINTEXT"},
+		{"apply runtime failure", []string{"apply", good, "--until-caught-up", "--state", t.TempDir()}, exitFailure, "", ""},
+		// validate runs the sink's whole check of properties.*, as apply does: ssl.* options
+		// without SSL pass the loader's check of each option, not the sink's.
+		{"validate properties together", []string{"validate", plaintextSSL}, exitInvalid, "",
+			"sink: upsert: properties.ssl.*: set, but security.protocol is PLAINTEXT"},
+		{"apply properties together", []string{"apply", plaintextSSL}, exitInvalid, "",
+			"sink: upsert: properties.ssl.*: set, but security.protocol is PLAINTEXT"},
 		{"version", []string{"version"}, exitOK, "ingest dev\ngo: go", ""},
 		{"help", []string{"--help"}, exitOK, "Usage:", ""},
 	}
