@@ -61,6 +61,22 @@ func (e *ServerIDConflictError) Error() string {
 // Unwrap returns the server's error.
 func (e *ServerIDConflictError) Unwrap() error { return e.Err }
 
+// CompressedTransactionError says the binlog holds a compressed transaction
+// (TRANSACTION_PAYLOAD_EVENT, written by MySQL 8.0.20+ with binlog_transaction_compression
+// ON for the server or the session). ingest cannot read its rows; going past it would lose
+// them, so it is fatal and the stored position stays before it.
+type CompressedTransactionError struct {
+	Position Position // where the compressed transaction starts
+}
+
+func (e *CompressedTransactionError) Error() string {
+	return fmt.Sprintf("cdc: the binlog at %s holds a compressed transaction (MySQL binlog_transaction_compression is ON "+
+		"for the server or the session that wrote it), which ingest cannot read; its rows would be lost: set "+
+		"binlog_transaction_compression = OFF globally and in the server configuration (and stop sessions from "+
+		"setting it), then re-snapshot the tables, or restart past it knowingly with scan.startup.mode "+
+		"specific-offset", e.Position)
+}
+
 // NoPrimaryKeyError names captured tables that have no primary key and no key given by the
 // pipeline: they cannot be written as keyed upserts.
 type NoPrimaryKeyError struct {

@@ -65,15 +65,19 @@ type variableRule struct {
 	want     string
 	severity Severity
 	fix      string
+	optional bool // a server without the variable is fine
 }
 
 var variableRules = []variableRule{
-	{"log_bin", "ON", Error, "start the server with log_bin (e.g. --log-bin=mysql-bin) and a server_id; it cannot be set at run time"},
-	{"binlog_format", "ROW", Error, "SET GLOBAL binlog_format = 'ROW' (and in the server configuration, so it survives a restart)"},
-	{"binlog_row_image", "FULL", Error, "SET GLOBAL binlog_row_image = 'FULL' (and in the server configuration)"},
-	{"binlog_row_metadata", "FULL", Warning, "SET GLOBAL binlog_row_metadata = 'FULL' (and in the server configuration); without it column names, " +
+	{name: "log_bin", want: "ON", severity: Error, fix: "start the server with log_bin (e.g. --log-bin=mysql-bin) and a server_id; it cannot be set at run time"},
+	{name: "binlog_format", want: "ROW", severity: Error, fix: "SET GLOBAL binlog_format = 'ROW' (and in the server configuration, so it survives a restart)"},
+	{name: "binlog_row_image", want: "FULL", severity: Error, fix: "SET GLOBAL binlog_row_image = 'FULL' (and in the server configuration)"},
+	{name: "binlog_row_metadata", want: "FULL", severity: Warning, fix: "SET GLOBAL binlog_row_metadata = 'FULL' (and in the server configuration); without it column names, " +
 		"signedness, character sets and ENUM/SET labels come from the schema history alone, so a start from a past position " +
 		"without a stored history takes the columns of today and stops at the first table whose columns changed since"},
+	{name: "binlog_transaction_compression", want: "OFF", severity: Error, optional: true,
+		fix: "SET GLOBAL binlog_transaction_compression = OFF (and in the server configuration): ingest cannot read " +
+			"compressed transactions (MySQL 8.0.20+)"},
 }
 
 func checkVariables(ctx context.Context, db *sql.DB) []Problem {
@@ -81,6 +85,9 @@ func checkVariables(ctx context.Context, db *sql.DB) []Problem {
 	for _, r := range variableRules {
 		var val sql.NullString
 		err := db.QueryRowContext(ctx, "SELECT @@GLOBAL."+r.name).Scan(&val)
+		if err != nil && r.optional {
+			continue // MariaDB and MySQL before 8.0.20 have no binlog_transaction_compression
+		}
 		if err != nil {
 			if r.name == "binlog_row_metadata" { // before MySQL 8.0.1 / MariaDB 10.5
 				problems = append(problems, Problem{Severity: Warning, Check: r.name,
@@ -91,8 +98,11 @@ func checkVariables(ctx context.Context, db *sql.DB) []Problem {
 			continue
 		}
 		got := strings.ToUpper(val.String)
-		if got == "1" && r.want == "ON" {
+		switch {
+		case got == "1" && r.want == "ON":
 			got = "ON"
+		case got == "0" && r.want == "OFF":
+			got = "OFF"
 		}
 		if got != r.want {
 			problems = append(problems, Problem{Severity: r.severity, Check: r.name,

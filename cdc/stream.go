@@ -132,6 +132,8 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 	case *replication.QueryEvent:
 		s.advance(h)
 		return s.query(ctx, e)
+	case *replication.TransactionPayloadEvent:
+		return &CompressedTransactionError{Position: s.cur}
 	}
 	s.advance(h)
 	if isHeartbeat(h) && !s.inTxn {
