@@ -303,6 +303,13 @@ func decodeImages(h *replication.EventHeader, e *replication.RowsEvent, t *mappe
 			return nil, fmt.Errorf("decode rows: %w", err)
 		}
 	}
+	for _, skipped := range e.SkippedColumns {
+		if len(skipped) > 0 { // go-mysql leaves them nil, which would read as NULL
+			return nil, fmt.Errorf("the row image lacks %d of the table's %d columns (binlog_row_image is MINIMAL or NOBLOB): "+
+				"set binlog_row_image = FULL globally and in the server configuration, then re-snapshot the tables changed meanwhile",
+				len(skipped), len(t.Columns))
+		}
+	}
 	n := len(t.Columns)
 	vals := make([]change.Value, len(e.Rows)/step*step*n)
 	for i := range len(e.Rows) / step * step {

@@ -423,3 +423,44 @@ func TestDDLMidStream(t *testing.T) {
 	}
 	golden(t, "ddl.golden", renderPlain(changes))
 }
+
+// TestMinimalRowImageStops: a session writing with binlog_row_image MINIMAL leaves columns
+// out of its row images; the stream stops with the fix instead of writing them as NULL.
+func TestMinimalRowImageStops(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)", "INSERT INTO t VALUES (1, 2, 3)")
+	cfg := testConfig(name)
+	cfg.Startup, cfg.StartPosition = StartSpecific, gtidPos(t, db)
+	r := start(t, cfg)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"SET SESSION binlog_row_image = 'MINIMAL'", "UPDATE t SET a = 5 WHERE id = 1"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case err := <-r.done:
+			if err == nil || !strings.Contains(err.Error(), "binlog_row_image = FULL") || IsRetryable(err) {
+				t.Fatalf("Run ended with %v, want a fatal error asking for binlog_row_image = FULL", err)
+			}
+			t.Log(err)
+			close(r.done)
+			return
+		case b := <-r.out:
+			for _, c := range b.Changes {
+				if c.Op != change.SchemaChange {
+					t.Fatalf("the minimal image became a change: %v", render(b.Changes))
+				}
+			}
+		case <-deadline:
+			t.Fatal("the stream neither stopped nor sent a change")
+		}
+	}
+}
