@@ -50,6 +50,7 @@ type Properties struct {
 	// SASL is the SASL mechanism, nil for PLAINTEXT and SSL.
 	SASL sasl.Mechanism
 
+	offline  bool // CheckProperties: no TLS stores read
 	opts     []kgo.Opt
 	protocol string
 	tls      tlsProps
@@ -218,7 +219,19 @@ func IsSecretProperty(key string) bool {
 // never contain the value of a secret option (see [IsSecretProperty]).
 // bootstrap.servers is required.
 func ParseProperties(props map[string]string) (*Properties, error) {
-	p := &Properties{MaxRequestSize: DefaultMaxRequestSize}
+	return parseProperties(props, false)
+}
+
+// CheckProperties checks the properties.* options as ParseProperties does, alone and
+// together, without reading the files they name (TLS trust and key stores): the check of
+// ingest validate and plan, which may run away from the machine that holds the stores.
+func CheckProperties(props map[string]string) error {
+	_, err := parseProperties(props, true)
+	return err
+}
+
+func parseProperties(props map[string]string, offline bool) (*Properties, error) {
+	p := &Properties{MaxRequestSize: DefaultMaxRequestSize, offline: offline}
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
@@ -336,7 +349,7 @@ func (p *Properties) security() error {
 	if !useSASL && p.sasl != (struct{ mechanism, jaas, user, pass string }{}) {
 		return fmt.Errorf("properties.sasl.*: set, but security.protocol is %s; use SASL_PLAINTEXT or SASL_SSL", p.protocolName())
 	}
-	if useTLS {
+	if useTLS && !p.offline {
 		cfg, err := p.tls.tlsConfig()
 		if err != nil {
 			return err

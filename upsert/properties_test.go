@@ -339,3 +339,26 @@ func tlsListener(t *testing.T, pki *testPKI) string {
 	t.Cleanup(func() { cancel(); ln.Close(); <-done })
 	return ln.Addr().String()
 }
+
+// TestCheckProperties: the offline check refuses what ParseProperties refuses, except for
+// the TLS stores it does not read.
+func TestCheckProperties(t *testing.T) {
+	missingStore := props("security.protocol", "SSL", "ssl.truststore.location", "/nonexistent/truststore.jks",
+		"ssl.truststore.type", "JKS", "ssl.truststore.password", "pw")
+	if err := CheckProperties(missingStore); err != nil {
+		t.Errorf("CheckProperties read the truststore: %v", err)
+	}
+	if _, err := ParseProperties(missingStore); err == nil {
+		t.Error("ParseProperties accepted a truststore that does not exist")
+	}
+	for _, bad := range []map[string]string{
+		props("ssl.truststore.location", "/x.jks"), // PLAINTEXT
+		props("security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN",
+			"sasl.jaas.config", `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`),
+		props("batch.size", "16384"),
+	} {
+		if err := CheckProperties(bad); err == nil {
+			t.Errorf("CheckProperties(%v) passed", bad)
+		}
+	}
+}

@@ -305,11 +305,11 @@ func (m *mergeState) upsert(raw []any, merge bool) error {
 }
 
 func (m *mergeState) remove(raw []any, merge bool) error {
-	if !merge && m.gone == nil {
-		return nil
-	}
-	if !merge && len(raw) != len(m.span.t.desc.Columns) {
-		return m.goneBeforeDDL(raw)
+	if !merge {
+		if m.gone == nil {
+			return nil
+		}
+		return m.goneBeforeLow(raw)
 	}
 	in, err := inSpan(m.span, raw)
 	if err != nil || !in {
@@ -319,21 +319,20 @@ func (m *mergeState) remove(raw []any, merge bool) error {
 	if err != nil {
 		return err
 	}
-	if merge {
-		m.rows.remove(row)
-	}
+	m.rows.remove(row)
 	if m.gone != nil {
 		m.gone[recordKey(m.rows.schema, row)] = row
 	}
 	return nil
 }
 
-// goneBeforeDDL records a key that left the span in an event before the low watermark (read
-// only for the tombstones of a resumed run) whose row has another width than the table now:
-// it was written before a DDL that added or dropped columns. Its key columns are decoded at
-// their current positions, which holds when the columns changed after them (the usual ADD
-// and DROP COLUMN); a key that does not decode stops the chunk as a shape change.
-func (m *mergeState) goneBeforeDDL(raw []any) error {
+// goneBeforeLow records a key that left the span in an event before the low watermark, read
+// only for the tombstones of a resumed run. A tombstone needs the key alone, and the event
+// may have been written before a DDL (ADD or DROP COLUMN, or a column dropped and added
+// again with another type), so only the key columns are decoded, at their current
+// positions: that holds when the columns changed after them, as with the usual ADD and DROP
+// COLUMN. A key that does not decode stops the chunk as a shape change.
+func (m *mergeState) goneBeforeLow(raw []any) error {
 	t := m.span.t
 	row := make(change.Row, len(t.desc.Columns))
 	indexes := slices.Clone(t.desc.Schema.Key)

@@ -73,9 +73,10 @@ func (a *app) load(ctx context.Context, path string) (*pipeline.Definition, erro
 		return nil, invalid(err)
 	}
 	// The loader checks each properties.* option; the sink also checks them together
-	// (security.protocol against ssl.* and sasl.*, the TLS stores, the JAAS login module).
-	// Run that here too, so that validate and plan refuse what apply would.
-	if _, err := upsert.ParseProperties(secrets.RevealMap(def.Sink.Properties)); err != nil {
+	// (security.protocol against ssl.* and sasl.*, the JAAS login module). Run that here
+	// too, so that validate and plan refuse what apply would; the TLS stores the options name
+	// are read by apply only (validate may run away from the machine that has them).
+	if err := upsert.CheckProperties(secrets.RevealMap(def.Sink.Properties)); err != nil {
 		return nil, invalid(fmt.Errorf("%s: sink: %w", path, err))
 	}
 	return def, nil
