@@ -41,11 +41,14 @@ func TestLagGrowsUnderBackPressure(t *testing.T) {
 	}
 }
 
-func gauge(t *testing.T, g prometheus.Gauge) float64 {
+func gauge(t *testing.T, g prometheus.Gauge) float64 { return metricOf(t, g).GetGauge().GetValue() }
+
+// metricOf returns the current value of one series.
+func metricOf(t *testing.T, c prometheus.Metric) *dto.Metric {
 	t.Helper()
 	var m dto.Metric
-	if err := g.Write(&m); err != nil {
+	if err := c.Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	return m.GetGauge().GetValue()
+	return &m
 }

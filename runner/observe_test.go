@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/metrics"
@@ -55,10 +54,5 @@ func TestWrittenSeries(t *testing.T) {
 }
 
 func counter(t *testing.T, c prometheus.Counter) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
+	return metricOf(t, c).GetCounter().GetValue()
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -232,13 +233,8 @@ func CheckProperties(props map[string]string) error {
 
 func parseProperties(props map[string]string, offline bool) (*Properties, error) {
 	p := &Properties{MaxRequestSize: DefaultMaxRequestSize, offline: offline}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // deterministic: the first bad option in name order is reported
 	var errs []error
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(props)) { // deterministic: errors in name order
 		if err := p.set(k, props[k]); err != nil {
 			errs = append(errs, err)
 		}
@@ -273,25 +269,11 @@ func supportedList() string { return strings.Join(PropertyNames(), ", ") }
 
 // PropertyNames returns the properties.* options the sink supports, without the prefix,
 // sorted.
-func PropertyNames() []string {
-	keys := make([]string, 0, len(properties))
-	for k := range properties {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func PropertyNames() []string { return slices.Sorted(maps.Keys(properties)) }
 
 // UnsupportedPropertyNames returns the Java producer configs the sink refuses as having no
 // meaning here, sorted.
-func UnsupportedPropertyNames() []string {
-	keys := make([]string, 0, len(unsupported))
-	for k := range unsupported {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func UnsupportedPropertyNames() []string { return slices.Sorted(maps.Keys(unsupported)) }
 
 // DefaultBufferMemory is buffer.memory when the pipeline does not set it: Java's default.
 const DefaultBufferMemory = 32 << 20
