@@ -196,3 +196,43 @@ func TestBrokerRestartFirstReadEOF(t *testing.T) {
 	}
 	finishAll(ss, false)
 }
+
+// TestExactlyOnceSlowBrokerTimesOut (long mode): with exactly-once and a slow broker, a
+// Kafka transaction (whose commit flushes everything the producer buffered) outlived
+// transaction.timeout.ms; the coordinator aborted it and bumped the producer epoch, and
+// ingest stopped with exit 1 and "fenced by a newer writer ... INVALID_PRODUCER_EPOCH"
+// although no other writer existed. A fence of a transaction older than the timeout is now
+// ErrTransactionTimedOut, and the runner restarts from the last commit in-process. The test
+// shortens the timeout to 10s to show it within 30s of throttling and the 30s after.
+func TestExactlyOnceSlowBrokerTimesOut(t *testing.T) {
+	if !suite.long {
+		t.Skip("long mode only (INGEST_CHAOS_LONG=1, make chaos)")
+	}
+	disruptive(t)
+	s := newSubject(t, subjectConfig{guarantee: exactlyOnce, rate: 40, bigRows: 2000, bigEvery: time.Second,
+		sinkExtra: []string{"properties.transaction.timeout.ms: 10000"}})
+	s.begin()
+	addr := env(t).KafkaAddr
+	if err := SetProduceQuota(context.Background(), addr, 1<<10); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = SetProduceQuota(context.Background(), addr, 0) })
+	exited := func(d time.Duration) bool {
+		for end := time.Now().Add(d); time.Now().Before(end) && !s.proc.Exited(); {
+			time.Sleep(250 * time.Millisecond)
+		}
+		return s.proc.Exited()
+	}
+	gone := exited(30 * time.Second)
+	if err := SetProduceQuota(context.Background(), addr, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.stopWorkload()
+	if gone || exited(30*time.Second) { // the delayed produce responses still arrive late
+		t.Errorf("exactly-once behind a slow broker: exit code %d:\n%s", s.proc.ExitCode(), errorsOf(s.proc))
+		s.start()
+	} else if !s.proc.LogContains("restarting from the last commit") {
+		t.Errorf("no transaction timed out behind the throttled broker: the test did not exercise the restart")
+	}
+	s.finish(NoDuplicates)
+}

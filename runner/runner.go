@@ -54,11 +54,35 @@ func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 		return err
 	}
 	defer r.store.Close()
-	err = r.run(ctx)
+	defer r.display.Close()
+	err = r.runRestarting(ctx)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = nil // stopped by SIGINT/SIGTERM (even while starting): what was acknowledged is stored
 	}
 	return err
+}
+
+// maxTxnRestarts bounds the in-process restarts after exactly-once transactions that timed
+// out; the waits between them double from a second to half a minute.
+const maxTxnRestarts = 10
+
+// runRestarting runs the pipeline, and runs it again from the last commit when a Kafka
+// transaction outlived transaction.timeout.ms (a slow broker): the coordinator has aborted
+// it, nothing committed is lost, and a new producer epoch continues. Anything else ends it.
+func (r *run) runRestarting(ctx context.Context) error {
+	for restarts := 0; ; restarts++ {
+		err := r.run(ctx)
+		if !errors.Is(err, upsert.ErrTransactionTimedOut) || restarts == maxTxnRestarts || ctx.Err() != nil {
+			return err
+		}
+		wait := min(time.Second<<restarts, 30*time.Second)
+		r.log.Warn("restarting from the last commit", "err", err, "restart", restarts+1, "of", maxTxnRestarts, "in", wait)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // run is one execution of a pipeline.
@@ -185,7 +209,6 @@ func (r *run) run(ctx context.Context) error {
 		g.Go(func() error { return r.saveLoop(gctx, sinkDone) })
 	}
 	go r.showStatus(sinkDone)
-	defer r.display.Close()
 	err = g.Wait()
 	if serr := r.saveLast(); err == nil {
 		err = serr

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/ingestkit/ingest/change"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -85,6 +86,16 @@ func retryable(err error) bool {
 	}
 	return kerr.IsRetriable(err)
 }
+
+// ErrTransactionTimedOut reports that the Kafka transaction coordinator aborted the open
+// transaction because it outlived transaction.timeout.ms (a broker that takes records too
+// slowly), which bumps the producer epoch as a newer writer would. Nothing committed is
+// lost; a restart from the last commit, with a new producer epoch, continues.
+var ErrTransactionTimedOut = errors.New("the Kafka transaction outlived properties.transaction.timeout.ms and the coordinator aborted it")
+
+// defaultTransactionTimeout is franz-go's transaction timeout when
+// properties.transaction.timeout.ms is not set.
+const defaultTransactionTimeout = 40 * time.Second
 
 // fenced reports whether err says that a newer producer took the transactional id over.
 func fenced(err error) bool {

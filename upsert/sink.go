@@ -713,6 +713,7 @@ func (s *Sink) stop(ctx context.Context) error {
 // transaction, and return err.
 func (s *Sink) abort(ctx context.Context, err error) error {
 	if s.txn != nil {
+		err = s.timedOut(err)
 		s.abortTxn(ctx)
 		return err
 	}

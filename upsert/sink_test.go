@@ -261,3 +261,39 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Error("no error for an unknown version")
 	}
 }
+
+// TestTransactionTimedOut: a fencing error of a transaction older than
+// transaction.timeout.ms is the coordinator's timeout, retryable; a younger one is another
+// writer's fence, fatal.
+func TestTransactionTimedOut(t *testing.T) {
+	epoch := wrap("produce", "t", tableNone, nil, kerr.InvalidProducerEpoch)
+	tests := []struct {
+		name    string
+		age     time.Duration
+		timeout time.Duration // properties.transaction.timeout.ms; 0: franz-go's 40s
+		err     error
+		timed   bool
+	}{
+		{"older than the timeout", 11 * time.Second, 10 * time.Second, epoch, true},
+		{"older than the default", 41 * time.Second, 0, epoch, true},
+		{"younger: another writer", 2 * time.Second, 10 * time.Second, epoch, false},
+		{"producer fenced", time.Minute, 10 * time.Second, wrap("commit", "", tableNone, nil, kerr.ProducerFenced), true},
+		{"not a fence", time.Minute, 10 * time.Second, wrap("produce", "t", tableNone, nil, kerr.MessageTooLarge), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Sink{cfg: Config{Properties: &Properties{TransactionTimeout: tc.timeout}},
+				txn: &txnState{open: true, since: time.Now().Add(-tc.age)}}
+			err := s.timedOut(tc.err)
+			if got := errors.Is(err, ErrTransactionTimedOut); got != tc.timed {
+				t.Fatalf("timed out %v, want %v: %v", got, tc.timed, err)
+			}
+			if IsRetryable(err) != tc.timed {
+				t.Errorf("retryable %v, want %v", IsRetryable(err), tc.timed)
+			}
+			if tc.timed && !errors.Is(err, kerr.InvalidProducerEpoch) && !errors.Is(err, kerr.ProducerFenced) {
+				t.Errorf("the broker's error is lost: %v", err)
+			}
+		})
+	}
+}

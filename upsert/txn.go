@@ -112,6 +112,26 @@ func (s *Sink) commit(ctx context.Context) error {
 	return nil
 }
 
+// timedOut returns err as a retryable ErrTransactionTimedOut when it says the producer was
+// fenced while the open transaction was older than transaction.timeout.ms: the coordinator
+// aborted it for its age, not for another writer. Any other err is returned as it is.
+func (s *Sink) timedOut(err error) error {
+	if !fenced(err) || !s.txn.open || s.txn.since.IsZero() {
+		return err
+	}
+	limit := s.cfg.Properties.TransactionTimeout
+	if limit <= 0 {
+		limit = defaultTransactionTimeout
+	}
+	age := time.Since(s.txn.since)
+	if age < limit {
+		return err
+	}
+	return &Error{Op: "transaction", Retryable: true, Err: fmt.Errorf("%w (open %s, properties.transaction.timeout.ms %s: "+
+		"the broker took the records too slowly; a restart resumes from the last commit): %w",
+		ErrTransactionTimedOut, age.Round(time.Second), limit, err)}
+}
+
 // abortTxn aborts the open transaction, dropping the records still buffered in the
 // client. Errors are logged: the caller is already failing, and the next writer's
 // InitProducerID aborts whatever is left.
