@@ -202,8 +202,9 @@ func TestBrokerRestartFirstReadEOF(t *testing.T) {
 // transaction.timeout.ms; the coordinator aborted it and bumped the producer epoch, and
 // ingest stopped with exit 1 and "fenced by a newer writer ... INVALID_PRODUCER_EPOCH"
 // although no other writer existed. A fence of a transaction older than the timeout is now
-// ErrTransactionTimedOut, and the runner restarts from the last commit in-process. The test
-// shortens the timeout to 10s to show it within 30s of throttling and the 30s after.
+// ErrTransactionTimedOut, retryable, and the runner restarts in-process from the last
+// commit. The test shortens the timeout to 10s to show it within 30s of throttling and the
+// 30s after.
 func TestExactlyOnceSlowBrokerTimesOut(t *testing.T) {
 	if !suite.long {
 		t.Skip("long mode only (INGEST_CHAOS_LONG=1, make chaos)")
@@ -231,7 +232,7 @@ func TestExactlyOnceSlowBrokerTimesOut(t *testing.T) {
 	if gone || exited(30*time.Second) { // the delayed produce responses still arrive late
 		t.Errorf("exactly-once behind a slow broker: exit code %d:\n%s", s.proc.ExitCode(), errorsOf(s.proc))
 		s.start()
-	} else if !s.proc.LogContains("restarting from the last commit") {
+	} else if !s.proc.LogContains("restarting from the last stored position") {
 		t.Errorf("no transaction timed out behind the throttled broker: the test did not exercise the restart")
 	}
 	s.finish(NoDuplicates)

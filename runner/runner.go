@@ -62,21 +62,39 @@ func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 	return err
 }
 
-// maxTxnRestarts bounds the in-process restarts after exactly-once transactions that timed
-// out; the waits between them double from a second to half a minute.
-const maxTxnRestarts = 10
+// maxRestarts bounds the in-process restarts in a row after retryable sink failures; the
+// waits between them double from a second to half a minute. A run that lasted restartReset
+// before failing starts the count again.
+const (
+	maxRestarts  = 10
+	restartReset = 5 * time.Minute
+)
 
-// runRestarting runs the pipeline, and runs it again from the last commit when a Kafka
-// transaction outlived transaction.timeout.ms (a slow broker): the coordinator has aborted
-// it, nothing committed is lost, and a new producer epoch continues. Anything else ends it.
+// runRestarting runs the pipeline, and runs it again from the last stored position (with
+// exactly-once: the last commit) when the sink failed with a retryable error after the
+// pipeline had started: a broker outage at a commit, a Kafka transaction that outlived
+// transaction.timeout.ms behind a slow broker. A restart writes nothing twice with
+// exactly-once (the failed transaction is aborted) and what at-least-once allows otherwise.
+// Failures while starting (a wrong address, refused credentials) and fatal ones end it.
 func (r *run) runRestarting(ctx context.Context) error {
-	for restarts := 0; ; restarts++ {
+	restarts := 0
+	for {
+		began := time.Now()
+		r.running = false
 		err := r.run(ctx)
-		if !errors.Is(err, upsert.ErrTransactionTimedOut) || restarts == maxTxnRestarts || ctx.Err() != nil {
+		if ctx.Err() != nil || !r.running || !upsert.IsRetryable(err) {
+			return err
+		}
+		if time.Since(began) >= restartReset {
+			restarts = 0
+		}
+		if restarts == maxRestarts {
 			return err
 		}
 		wait := min(time.Second<<restarts, 30*time.Second)
-		r.log.Warn("restarting from the last commit", "err", err, "restart", restarts+1, "of", maxTxnRestarts, "in", wait)
+		restarts++
+		r.m.Errors.WithLabelValues("retry").Inc()
+		r.log.Warn("restarting from the last stored position", "err", err, "restart", restarts, "of", maxRestarts, "in", wait)
 		select {
 		case <-ctx.Done():
 			return err
@@ -97,6 +115,7 @@ type run struct {
 	snk    upsert.Config
 
 	phases  *phases
+	running bool        // this run got past its start: its failures may be restarted
 	source  *cdc.Source // set by produce before the stream's first batch; then read by forward
 	extras  extraCache  // owned by forward
 	display progress.Display
@@ -172,7 +191,7 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.begin(ctx, ph); err != nil {
 		return err
 	}
-	r.phases = ph
+	r.phases, r.running = ph, true
 
 	if r.opts.MetricsAddr != "" {
 		// Outside the group: the metrics server has no end of its own, so the group's Wait
