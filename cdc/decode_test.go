@@ -282,3 +282,13 @@ func TestDescribeValueKinds(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestCompactJSONInPlaceAllocates nothing: the snapshot compacts every JSON value in its
+// row buffer.
+func TestCompactJSONInPlaceAllocates(t *testing.T) {
+	doc := []byte(`{"color": "red", "size": 3, "tags": ["a", "t3"]}`)
+	buf := make([]byte, len(doc))
+	if n := testing.AllocsPerRun(100, func() { copy(buf, doc); compactJSONInPlace(buf) }); n != 0 {
+		t.Fatalf("%v allocations per in-place compaction, want 0", n)
+	}
+}

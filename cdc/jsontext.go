@@ -22,11 +22,10 @@ func compact(doc []byte, inPlace bool) []byte {
 		case c == '"':
 			i = stringEnd(doc, i+1)
 		case isJSONSpace(c):
-			if out == nil {
+			if out == nil && inPlace {
+				out = doc[:0] // out never overtakes i: append moves runs backwards
+			} else if out == nil {
 				out = make([]byte, 0, len(doc))
-				if inPlace {
-					out = doc[:0] // out never overtakes i: append moves runs backwards
-				}
 			}
 			out = append(out, doc[start:i]...)
 			start = i + 1

@@ -135,7 +135,7 @@ func (c *rowConn) header(n int) error {
 
 // isEOF reports whether a packet is an EOF packet (a row starting with 0xfe is longer: the
 // length of its first column takes 8 more bytes).
-func isEOF(pkt []byte) bool { return pkt[0] == mysql.EOF_HEADER && len(pkt) <= 5 }
+func isEOF(pkt []byte) bool { return len(pkt) > 0 && pkt[0] == mysql.EOF_HEADER && len(pkt) <= 5 }
 
 // parseError returns the server's error of an ERR packet as go-mysql's client does.
 func parseError(pkt []byte) error {

@@ -134,3 +134,16 @@ func FuzzSplitRow(f *testing.F) {
 		}
 	})
 }
+
+func TestIsEOF(t *testing.T) {
+	for _, tc := range []struct {
+		pkt  []byte
+		want bool
+	}{
+		{nil, false}, {[]byte{0xfe, 0, 0, 2, 0}, true}, {[]byte{0xfe, 1, 2, 3, 4, 5, 6, 7, 8, 'x'}, false}, {[]byte{0}, false},
+	} {
+		if got := isEOF(tc.pkt); got != tc.want {
+			t.Errorf("isEOF(%v) = %v, want %v", tc.pkt, got, tc.want)
+		}
+	}
+}
