@@ -303,12 +303,8 @@ func decodeImages(h *replication.EventHeader, e *replication.RowsEvent, t *mappe
 			return nil, fmt.Errorf("decode rows: %w", err)
 		}
 	}
-	for _, skipped := range e.SkippedColumns {
-		if len(skipped) > 0 { // go-mysql leaves them nil, which would read as NULL
-			return nil, fmt.Errorf("the row image lacks %d of the table's %d columns (binlog_row_image is MINIMAL or NOBLOB): "+
-				"set binlog_row_image = FULL globally and in the server configuration, then re-snapshot the tables changed meanwhile",
-				len(skipped), len(t.Columns))
-		}
+	if err := FullImages(e); err != nil {
+		return nil, err
 	}
 	n := len(t.Columns)
 	vals := make([]change.Value, len(e.Rows)/step*step*n)
@@ -318,6 +314,20 @@ func decodeImages(h *replication.EventHeader, e *replication.RowsEvent, t *mappe
 		}
 	}
 	return vals, nil
+}
+
+// FullImages returns an error when a rows event decoded by go-mysql leaves columns out of a
+// row image (binlog_row_image MINIMAL or NOBLOB): go-mysql leaves them nil, which would read
+// as NULL.
+func FullImages(e *replication.RowsEvent) error {
+	for _, skipped := range e.SkippedColumns {
+		if len(skipped) > 0 {
+			return fmt.Errorf("the row image lacks %d of the table's %d columns (binlog_row_image is MINIMAL or NOBLOB): "+
+				"set binlog_row_image = FULL globally and in the server configuration, then re-snapshot the tables changed meanwhile",
+				len(skipped), e.ColumnCount)
+		}
+	}
+	return nil
 }
 
 // decodeRow converts one row image into row, which has a value per column of t. The image

@@ -261,8 +261,8 @@ func (w *binlogWindow) read(ctx context.Context, low, high cdc.Position, fn func
 // the span is upserted; a delete, or the before image of an update, whose key is in the span
 // is removed (the before image first, so a key-changing update moves the row).
 func (m *mergeState) apply(ev *replication.RowsEvent, merge bool) error {
-	if len(ev.SkippedColumns) > 0 && len(ev.SkippedColumns[0]) > 0 {
-		return fmt.Errorf("table %s: the binlog rows lack columns; set binlog_row_image=FULL", m.span.t.id)
+	if err := cdc.FullImages(ev); err != nil {
+		return fmt.Errorf("table %s: %w", m.span.t.id, err)
 	}
 	op := ev.Type()
 	step := 1
