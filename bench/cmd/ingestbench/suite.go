@@ -99,13 +99,16 @@ type fastest struct {
 	all  []float64
 }
 
-func (f *fastest) add(m measurement) {
+// add records a run and reports whether it is the fastest so far.
+func (f *fastest) add(m measurement) bool {
 	peak := max(m.PeakRSSMiB, f.best.PeakRSSMiB)
-	if len(f.all) == 0 || m.RowsPerSec > f.best.RowsPerSec {
+	faster := len(f.all) == 0 || m.RowsPerSec > f.best.RowsPerSec
+	if faster {
 		f.best = m
 	}
 	f.best.PeakRSSMiB = peak
 	f.all = append(f.all, m.RowsPerSec)
+	return faster
 }
 
 // result is the fastest run, with the rates of all when there were several.
@@ -170,10 +173,9 @@ func (s *suite) rounds(ctx context.Context, suiteName, source string, measure fu
 		if err != nil {
 			return r, err
 		}
-		if len(src.all) == 0 || m.RowsPerSec > src.best.RowsPerSec {
+		if src.add(m) {
 			srcBest = r
 		}
-		src.add(m)
 		for i, g := range s.cfg.Guarantees {
 			keep := 0
 			if round == 0 && i == 0 {
