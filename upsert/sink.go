@@ -157,7 +157,6 @@ type Sink struct {
 
 	failMu   sync.Mutex
 	failErr  error
-	failSet  atomic.Bool   // failErr is set: produce checks this, not the lock, per record
 	failed   chan struct{} // closed on the first record failure
 	canceled atomic.Bool   // a record was not produced because Run's context ended
 
@@ -652,13 +651,14 @@ func (s *Sink) fail(err error) {
 	defer s.failMu.Unlock()
 	if s.failErr == nil {
 		s.failErr = err
-		s.failSet.Store(true)
 		close(s.failed)
 	}
 }
 
 func (s *Sink) failure() error {
-	if !s.failSet.Load() {
+	select {
+	case <-s.failed: // closed once failErr is set; the check takes no lock (produce, per record)
+	default:
 		return nil
 	}
 	s.failMu.Lock()
