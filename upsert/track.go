@@ -99,7 +99,7 @@ func (u *unit) done(err error) {
 	}
 }
 
-// complete reports whether a sealed unit has all its records acknowledged.
+// complete reports whether every record produced in the unit so far is acknowledged.
 func (u *unit) complete() bool { return u.acked.Load() == u.produced }
 
 // release removes the completed units at the front and returns the newest checkpoint
