@@ -50,6 +50,15 @@ type Message struct {
 	Headers []kgo.RecordHeader
 	// Timestamp is the source commit time.
 	Timestamp time.Time
+
+	// slabs hold the pooled slabs of Key and Value (nil when unpooled); see [slab].
+	slabs [2]*slab
+}
+
+// release drops the message's holds on its slabs.
+func (m *Message) release() {
+	m.slabs[0].release()
+	m.slabs[1].release()
 }
 
 // Encoder turns changes into messages as OUTPUT.md specifies, byte for byte. It appends into
@@ -57,10 +66,15 @@ type Message struct {
 // and the headers of each table's current schema.
 //
 // An Encoder is not safe for concurrent use. The bytes of the messages it returns stay
-// valid and unchanged after later calls (slabs are never reused, only replaced).
+// valid and unchanged after later calls: slabs are never reused, only replaced, unless
+// the encoder has a pool (the sink's), whose messages must be released (see [slab]).
 type Encoder struct {
-	opts   EncodeOptions
+	opts EncodeOptions
+	// slab is where the next key or value is appended; with a pool it is cur's buffer
+	// until an append outgrows it.
 	slab   []byte
+	pool   *slabPool
+	cur    *slab
 	tables map[change.TableID]*tableCache
 	last   *tableCache
 }
@@ -120,14 +134,16 @@ func (e *Encoder) update(dst []Message, tc *tableCache, c *change.Change, commit
 	}
 	oldKey, err := e.key(tc, c.Before)
 	if err != nil {
+		dst[n].release()
 		return dst[:n], err
 	}
-	if string(oldKey) == string(dst[n].Key) {
+	if string(oldKey.b) == string(dst[n].Key) {
+		oldKey.slab.release()
 		return dst, nil
 	}
 	// The key changed: the old key's tombstone goes first.
 	up := dst[n]
-	dst[n] = Message{Key: oldKey, Headers: tc.headers, Timestamp: commit}
+	dst[n] = Message{Key: oldKey.b, Headers: tc.headers, Timestamp: commit, slabs: [2]*slab{oldKey.slab}}
 	return append(dst, up), nil
 }
 
@@ -138,9 +154,11 @@ func (e *Encoder) upsert(dst []Message, tc *tableCache, row change.Row, commit t
 	}
 	value, err := e.value(tc, row)
 	if err != nil {
+		key.slab.release()
 		return dst, err
 	}
-	return append(dst, Message{Key: key, Value: value, Headers: tc.headers, Timestamp: commit}), nil
+	return append(dst, Message{Key: key.b, Value: value.b, Headers: tc.headers, Timestamp: commit,
+		slabs: [2]*slab{key.slab, value.slab}}), nil
 }
 
 func (e *Encoder) tombstone(dst []Message, tc *tableCache, row change.Row, commit time.Time) ([]Message, error) {
@@ -148,20 +166,20 @@ func (e *Encoder) tombstone(dst []Message, tc *tableCache, row change.Row, commi
 	if err != nil {
 		return dst, err
 	}
-	return append(dst, Message{Key: key, Headers: tc.headers, Timestamp: commit}), nil
+	return append(dst, Message{Key: key.b, Headers: tc.headers, Timestamp: commit, slabs: [2]*slab{key.slab}}), nil
 }
 
 // key encodes the PK JSON of row.
-func (e *Encoder) key(tc *tableCache, row change.Row) ([]byte, error) {
+func (e *Encoder) key(tc *tableCache, row change.Row) (piece, error) {
 	if len(row) != len(tc.names) {
-		return nil, e.rowError(tc, row)
+		return piece{}, e.rowError(tc, row)
 	}
 	start := e.begin()
 	var err error
 	for j, i := range tc.schema.Key {
 		e.slab = append(e.slab, tc.keyNames[j]...)
 		if e.slab, err = e.appendValue(e.slab, row[i]); err != nil {
-			return nil, e.columnError(tc, i, err)
+			return piece{}, e.columnError(tc, i, err)
 		}
 	}
 	e.slab = append(e.slab, '}')
@@ -169,16 +187,16 @@ func (e *Encoder) key(tc *tableCache, row change.Row) ([]byte, error) {
 }
 
 // value encodes the row JSON of row.
-func (e *Encoder) value(tc *tableCache, row change.Row) ([]byte, error) {
+func (e *Encoder) value(tc *tableCache, row change.Row) (piece, error) {
 	if len(row) != len(tc.names) {
-		return nil, e.rowError(tc, row)
+		return piece{}, e.rowError(tc, row)
 	}
 	start := e.begin()
 	var err error
 	for i, v := range row {
 		e.slab = append(e.slab, tc.names[i]...)
 		if e.slab, err = e.appendValue(e.slab, v); err != nil {
-			return nil, e.columnError(tc, i, err)
+			return piece{}, e.columnError(tc, i, err)
 		}
 	}
 	if len(row) == 0 {
@@ -204,19 +222,42 @@ func (e *Encoder) columnError(tc *tableCache, i int, err error) error {
 // earlier records keep their bytes.
 func (e *Encoder) begin() int {
 	if cap(e.slab)-len(e.slab) < 1024 {
-		e.slab = make([]byte, 0, slabSize)
+		e.nextSlab()
 	}
 	return len(e.slab)
 }
 
+// nextSlab starts a new slab: a pooled one, letting go of the current, or a fresh one.
+func (e *Encoder) nextSlab() {
+	if e.pool == nil {
+		e.slab = make([]byte, 0, slabSize)
+		return
+	}
+	e.cur.release()
+	e.cur = e.pool.get()
+	e.slab = e.cur.buf
+}
+
 // end returns the bytes written since start, with the capacity clipped so that no append
-// to the result can touch the slab.
-func (e *Encoder) end(start int) []byte {
-	b := e.slab[start:len(e.slab):len(e.slab)]
+// to the result can touch the slab, and the pooled slab they lie in, held for them.
+func (e *Encoder) end(start int) piece {
+	p := piece{b: e.slab[start:len(e.slab):len(e.slab)]}
+	if e.cur != nil {
+		if cap(e.slab) != cap(e.cur.buf) {
+			// An append outgrew the pooled slab: the bytes are in an array of their own,
+			// left to the garbage collector, and the next record starts a pooled slab.
+			e.cur.release()
+			e.cur = nil
+			e.slab = nil
+			return p
+		}
+		p.slab = e.cur
+		p.slab.hold()
+	}
 	if cap(e.slab)-len(e.slab) < 1024 {
 		e.slab = nil // the next record starts a fresh slab
 	}
-	return b
+	return p
 }
 
 // appendValue appends the JSON of one column value.

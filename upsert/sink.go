@@ -171,6 +171,7 @@ func New(cfg Config) (*Sink, error) {
 	}
 	cfg.defaults()
 	s := &Sink{cfg: cfg, log: cfg.Logger, enc: NewEncoder(cfg.Encode), failed: make(chan struct{})}
+	s.enc.pool = newSlabPool(poisonSlabs)
 	s.onDone = s.done
 	if cfg.BufferMaxRows > 0 {
 		s.buf = newBuffer(cfg.BufferMaxRows, cfg.BufferInterval)
@@ -495,10 +496,18 @@ func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Ti
 		return &Error{Op: "encode", Table: table, Err: err}
 	}
 	for _, m := range s.msgs {
+		// Each record holds the message's slabs until it is acknowledged: the first takes
+		// over the message's holds, the copies for other topics hold them once more, all
+		// before the first can be acknowledged.
+		for range topics[1:] {
+			m.slabs[0].hold()
+			m.slabs[1].hold()
+		}
 		for _, topic := range topics {
 			r := s.newRecord()
 			r.rec = kgo.Record{Topic: topic, Key: m.Key, Value: m.Value, Headers: m.Headers, Timestamp: m.Timestamp}
 			r.meta.table = table
+			r.meta.slabs = m.slabs
 			if err := s.emit(ctx, outRecord{rec: &r.rec, meta: &r.meta, table: table}); err != nil {
 				return err
 			}
@@ -522,6 +531,13 @@ type recordMeta struct {
 	table change.TableID
 	unit  *unit
 	start time.Time
+	slabs [2]*slab // released once the record is acknowledged
+}
+
+// release drops the record's holds on its slabs: it was written or will never be.
+func (m *recordMeta) release() {
+	m.slabs[0].release()
+	m.slabs[1].release()
 }
 
 const sentBlock = 256
@@ -547,6 +563,9 @@ func (s *Sink) emit(ctx context.Context, r outRecord) error {
 		s.stats.Skipped.Add(1)
 		s.log.Warn("upsert: skipping oversized record (sink.skip-oversized-records)", "topic", r.rec.Topic,
 			"table", r.table.String(), "key", string(truncate(r.rec.Key)), "size", size, "max", err.Max)
+		if r.meta != nil {
+			r.meta.release()
+		}
 		return nil
 	}
 	if s.buf == nil {
@@ -606,6 +625,11 @@ func (s *Sink) produce(ctx context.Context, r outRecord) error {
 func (s *Sink) done(r *kgo.Record, err error) {
 	m := r.Context.(*recordMeta)
 	s.complete(r, err, m.table, m.unit, m.start)
+	if err == nil {
+		// Written: the client no longer reads the record's bytes. A failed record keeps
+		// its slabs, since the error that names its key may be read later.
+		m.release()
+	}
 }
 
 // written reports an acknowledged record to Config.Written.
