@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/route"
@@ -61,7 +62,7 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 	for _, p := range cdc.Preflight(ctx, src) {
 		rep.Problems = append(rep.Problems, p.String())
 	}
-	if err := rep.addTables(ctx, src, rt); err != nil {
+	if err := rep.addTables(ctx, src, rt, snapshotCheck(def, src)); err != nil {
 		rep.Problems = append(rep.Problems, "error: tables: "+err.Error())
 	}
 	rep.addCollisions(rt)
@@ -72,7 +73,21 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 	return rep, nil
 }
 
-func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing) error {
+// snapshotCheck returns the configuration to check each table's chunk key with, or nil if
+// the startup mode takes no snapshot.
+func snapshotCheck(def *pipeline.Definition, src cdc.Config) *snapshot.Config {
+	s := def.Source
+	if s.StartupMode != pipeline.StartupInitial && s.StartupMode != pipeline.StartupSnapshot {
+		return nil
+	}
+	cfg := &snapshot.Config{Addr: src.Addr, TinyInt1AsNumber: src.TinyInt1AsNumber, Keys: src.Keys}
+	if s.ChunkKeyColumn != "" {
+		cfg.ChunkKey = func(change.TableID) []string { return []string{s.ChunkKeyColumn} }
+	}
+	return cfg
+}
+
+func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, snap *snapshot.Config) error {
 	db, err := cdc.Open(src)
 	if err != nil {
 		return err
@@ -99,6 +114,13 @@ func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing) e
 			pt.Key, pt.KeyFrom = keyNames(t.Schema), "primary key"
 			if _, ok := src.Keys(ti.ID.DB, ti.ID.Table); ok {
 				pt.KeyFrom = "transform"
+			}
+			if snap == nil {
+				break
+			}
+			if err := snapshot.CheckTable(ctx, db, *snap, ti.ID); err != nil {
+				pt.Problem = "snapshot: " + strings.TrimPrefix(err.Error(), "table "+ti.ID.String()+": ")
+				rep.Problems = append(rep.Problems, "error: "+ti.ID.String()+": "+pt.Problem)
 			}
 		}
 		rep.Tables = append(rep.Tables, pt)
@@ -213,7 +235,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 		if t.KeyFrom == "transform" {
 			key += " from transform"
 		}
-		if t.Problem != "" {
+		if len(t.Key) == 0 {
 			key = "NO KEY"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t~%d rows\t-> %s\n", t.Table, key, t.EstimatedRows, strings.Join(t.Topics, ", "))

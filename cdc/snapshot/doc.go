@@ -13,7 +13,8 @@
 //     range scan (its optimizer scans the whole index for a row constructor).
 //   - key.go: the chunk key's columns, how their values are ordered in Go and sent as
 //     parameters. Only keys whose order Go reproduces exactly are accepted (integers, DECIMAL,
-//     temporal types, binary strings and text with a binary collation).
+//     temporal types, binary strings, and text in a *_bin collation or one whose weights
+//     collation.go reads from the server: the *_general_ci family and latin1_swedish_ci).
 //   - table.go: a table's description ([Table], by default from cdc.DescribeTable through
 //     [DescribeCDC]), chunk key, row estimate and discovery.
 //   - reader.go: reads one chunk with a single autocommit SELECT over the text protocol, into

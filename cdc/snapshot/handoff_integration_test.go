@@ -33,15 +33,45 @@ type workload struct {
 	rng   *rand.Rand
 	ops   atomic.Int64
 	maxID int64
+	// textKey: the primary key is k, a case-insensitive text made from id (textKeyTable).
+	textKey bool
 }
 
 const workloadTable = "CREATE TABLE t (id BIGINT PRIMARY KEY, version BIGINT NOT NULL, payload VARCHAR(40), ts TIMESTAMP(6) NULL)"
 
+// textKeyTable is workloadTable keyed by k, a utf8mb4_general_ci text made from id whose
+// letters' case varies with id (textKey): the server's order of k differs from its byte
+// order, so chunks placed by the wrong order would lose rows or let values go backwards.
+const textKeyTable = "CREATE TABLE t (id BIGINT NOT NULL UNIQUE, version BIGINT NOT NULL, payload VARCHAR(40), ts TIMESTAMP(6) NULL, " +
+	"k VARCHAR(24) COLLATE utf8mb4_general_ci NOT NULL PRIMARY KEY)"
+
+// textKeySQL is textKey in SQL, of the column or expression %[1]s.
+const textKeySQL = "CONCAT(IF(%[1]s %% 3 = 0, 'K', 'k'), LPAD(%[1]s, 12, '0'), IF(%[1]s %% 7 < 3, 'é', 'É'))"
+
+func textKey(id int64) string {
+	k, e := "k", "É"
+	if id%3 == 0 {
+		k = "K"
+	}
+	if id%7 < 3 {
+		e = "é"
+	}
+	return fmt.Sprintf("%s%012d%s", k, id, e)
+}
+
 func newWorkload(t *testing.T, db *sql.DB, rows int) *workload {
-	testenv.Exec(t, db, workloadTable,
-		fmt.Sprintf("INSERT INTO t SELECT seq * 10, 1, CONCAT(seq * 10, ':1'), FROM_UNIXTIME(1000000 + seq * 10) FROM seq_1_to_%d", rows),
+	return newWorkloadOf(t, db, rows, false)
+}
+
+func newWorkloadOf(t *testing.T, db *sql.DB, rows int, textKeys bool) *workload {
+	create, key := workloadTable, ""
+	if textKeys {
+		create, key = textKeyTable, ", "+fmt.Sprintf(textKeySQL, "seq * 10")
+	}
+	testenv.Exec(t, db, create,
+		fmt.Sprintf("INSERT INTO t SELECT seq * 10, 1, CONCAT(seq * 10, ':1'), FROM_UNIXTIME(1000000 + seq * 10)%s FROM seq_1_to_%d", key, rows),
 		"ANALYZE TABLE t")
-	w := &workload{db: db, used: map[int64]bool{}, rng: rand.New(rand.NewPCG(1, 2)), maxID: int64(rows) * 10}
+	w := &workload{db: db, used: map[int64]bool{}, rng: rand.New(rand.NewPCG(1, 2)), maxID: int64(rows) * 10, textKey: textKeys}
 	for i := 1; i <= rows; i++ {
 		w.live = append(w.live, int64(i)*10)
 		w.used[int64(i)*10] = true
@@ -117,7 +147,12 @@ func (w *workload) step(ctx context.Context, conn *sql.Conn) error {
 	switch op := w.pick(); {
 	case op < 2:
 		id := w.fresh()
-		_, err := conn.ExecContext(ctx, "INSERT INTO t (id, version, payload, ts) VALUES (?, 1, CONCAT(?, ':1'), FROM_UNIXTIME(1000000 + ?))", id, id, id)
+		var err error
+		if w.textKey {
+			_, err = conn.ExecContext(ctx, "INSERT INTO t (id, version, payload, ts, k) VALUES (?, 1, CONCAT(?, ':1'), FROM_UNIXTIME(1000000 + ?), ?)", id, id, id, textKey(id))
+		} else {
+			_, err = conn.ExecContext(ctx, "INSERT INTO t (id, version, payload, ts) VALUES (?, 1, CONCAT(?, ':1'), FROM_UNIXTIME(1000000 + ?))", id, id, id)
+		}
 		w.give(id)
 		return err
 	case op < 3:
@@ -133,7 +168,12 @@ func (w *workload) step(ctx context.Context, conn *sql.Conn) error {
 			return nil
 		}
 		to := w.fresh()
-		_, err := conn.ExecContext(ctx, "UPDATE t SET id = ?, version = version + 1, payload = CONCAT(id, ':', version), ts = FROM_UNIXTIME(1000000 + ?) WHERE id = ?", to, to, id)
+		var err error
+		if w.textKey {
+			_, err = conn.ExecContext(ctx, "UPDATE t SET id = ?, k = ?, version = version + 1, payload = CONCAT(id, ':', version), ts = FROM_UNIXTIME(1000000 + ?) WHERE id = ?", to, textKey(to), to, id)
+		} else {
+			_, err = conn.ExecContext(ctx, "UPDATE t SET id = ?, version = version + 1, payload = CONCAT(id, ':', version), ts = FROM_UNIXTIME(1000000 + ?) WHERE id = ?", to, to, id)
+		}
 		w.give(to)
 		return err
 	case op < 8:
@@ -350,15 +390,16 @@ type streamFunc func(ctx context.Context, cfg Config, tbl *table, from, to cdc.P
 // a consumer sees only increase, and its final state equals the table. The stream is read
 // with the test's own reader, and with cdc.Source as the runner will.
 func TestSnapshotUnderWrites(t *testing.T) {
-	t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, streamTable, "") })
-	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "") })
+	t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, streamTable, "", false) })
+	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", false) })
+	t.Run("general_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", true) })
 }
 
 // TestSnapshotDuringAddColumn is TestSnapshotUnderWrites with an ALTER TABLE … ADD COLUMN
 // once a tenth of the chunks are read: the snapshot carries on, the chunks read after it
 // have the new column, and nothing is lost or goes backwards.
 func TestSnapshotDuringAddColumn(t *testing.T) {
-	snapshotUnderWrites(t, sourceStream, "ALTER TABLE t ADD COLUMN x1 INT NOT NULL DEFAULT 7")
+	snapshotUnderWrites(t, sourceStream, "ALTER TABLE t ADD COLUMN x1 INT NOT NULL DEFAULT 7", false)
 }
 
 // sourceStream streams with cdc.Source, joining the batches of each transaction.
@@ -393,10 +434,10 @@ func sourceStream(ctx context.Context, cfg Config, tbl *table, from, to cdc.Posi
 }
 
 // snapshotUnderWrites runs the scenario of TestSnapshotUnderWrites, with ddl (unless empty)
-// run once the snapshot has emitted some chunks.
-func snapshotUnderWrites(t *testing.T, stream streamFunc, ddl string) {
+// run once the snapshot has emitted some chunks, on textKeyTable if textKeys.
+func snapshotUnderWrites(t *testing.T, stream streamFunc, ddl string, textKeys bool) {
 	name, db := testenv.Database(t)
-	w := newWorkload(t, db, 20000)
+	w := newWorkloadOf(t, db, 20000, textKeys)
 	id := change.TableID{DB: name, Table: "t"}
 	cfg := testConfig(id)
 	cfg.ChunkSize, cfg.Parallelism, cfg.FetchSize = 300, 2, 100

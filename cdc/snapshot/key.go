@@ -20,17 +20,20 @@ const (
 	keyDecimal                     // DECIMAL: text parameter cast to the column's DECIMAL(p,s)
 	keyTemporal                    // DATE, DATETIME, TIMESTAMP, TIME: text parameter
 	keyBytes                       // BINARY, VARBINARY: binary parameter, byte order
-	keyText                        // CHAR, VARCHAR with a binary-ordered collation: text parameter
+	keyText                        // CHAR, VARCHAR in a collation the snapshot can reproduce: text parameter
 )
 
 // keyColumn is one column of a table's chunk key.
 type keyColumn struct {
-	name     string
-	index    int // in the table's columns
-	typ      keyType
-	sqlType  string // COLUMN_TYPE
-	param    string // the placeholder expression: "?" or "CAST(? AS DECIMAL(p,s))"
-	padSpace bool   // keyText: trailing spaces do not count (PAD SPACE collations)
+	name    string
+	index   int // in the table's columns
+	typ     keyType
+	sqlType string // COLUMN_TYPE
+	param   string // the placeholder expression: "?" or "CAST(? AS DECIMAL(p,s))"
+	// collation is the name of a keyText column's collation, and coll its order, set by
+	// [loadTable].
+	collation string
+	coll      *collation
 }
 
 // columnFacts is what information_schema says of a key column.
@@ -67,26 +70,16 @@ func newKeyColumn(f columnFacts, index int) (keyColumn, error) {
 	case "binary", "varbinary":
 		kc.typ = keyBytes
 	case "char", "varchar":
-		if !binaryOrdered(f.Collation) {
-			return kc, fmt.Errorf("chunk key column %s (%s collate %s) is ordered by a collation the snapshot cannot reproduce outside the server; use a key column that is an integer, DECIMAL, temporal, BINARY/VARBINARY or text with a utf8/ascii *_bin collation",
-				f.Name, f.ColumnType, f.Collation)
+		if !supportedCollation(f.Collation) {
+			return kc, fmt.Errorf("chunk key column %s (%s collate %s) is ordered by a collation the snapshot cannot reproduce outside the server; "+
+				"use a key column that is an integer, DECIMAL, temporal, BINARY/VARBINARY or text with a *_bin or *_general_ci collation, "+
+				"or name one with scan.incremental.snapshot.chunk.key-column", f.Name, f.ColumnType, f.Collation)
 		}
-		kc.typ, kc.padSpace = keyText, !strings.Contains(f.Collation, "nopad") && !strings.Contains(f.Collation, "0900")
+		kc.typ, kc.collation = keyText, f.Collation
 	default:
-		return kc, fmt.Errorf("chunk key column %s has type %s, which cannot be used as a chunk key; use an integer, DECIMAL, temporal, BINARY/VARBINARY or *_bin text column", f.Name, f.ColumnType)
+		return kc, fmt.Errorf("chunk key column %s has type %s, which cannot be used as a chunk key; use an integer, DECIMAL, temporal, BINARY/VARBINARY or CHAR/VARCHAR column", f.Name, f.ColumnType)
 	}
 	return kc, nil
-}
-
-// binaryOrdered reports whether a collation orders UTF-8 text by code point, which is the
-// byte order of its UTF-8 form (the text a Decoder returns).
-func binaryOrdered(collation string) bool {
-	charset, _, _ := strings.Cut(collation, "_")
-	switch charset {
-	case "utf8", "utf8mb3", "utf8mb4", "ascii":
-		return strings.HasSuffix(collation, "_bin")
-	}
-	return collation == "binary"
 }
 
 // param converts a bound's server text for this column into the query parameter.
@@ -115,8 +108,8 @@ func (kc *keyColumn) compare(a, b change.Value) int {
 	case change.Decimal:
 		return compareDecimal(a.Bytes, b.Bytes)
 	case change.String:
-		if kc.padSpace {
-			return bytes.Compare(bytes.TrimRight(a.Bytes, " "), bytes.TrimRight(b.Bytes, " "))
+		if kc.coll != nil {
+			return kc.coll.compare(a.Bytes, b.Bytes)
 		}
 	}
 	return bytes.Compare(a.Bytes, b.Bytes)

@@ -195,20 +195,23 @@ func TestPlanStringKeys(t *testing.T) {
 		"INSERT INTO b SELECT UNHEX(MD5(seq)), seq FROM seq_1_to_2500",
 		"CREATE TABLE s (k VARCHAR(40) COLLATE utf8mb4_bin PRIMARY KEY, v INT)",
 		"INSERT INTO s SELECT CONCAT(IF(seq % 2, 'é', 'Z'), MD5(seq)), seq FROM seq_1_to_2500",
-		"CREATE TABLE ci (k VARCHAR(40) PRIMARY KEY) COLLATE utf8mb4_general_ci",
-		"ANALYZE TABLE b, s")
-	for _, tab := range []string{"b", "s"} {
+		"CREATE TABLE ci (k VARCHAR(40) PRIMARY KEY, v INT) COLLATE utf8mb4_general_ci",
+		"INSERT INTO ci SELECT CONCAT(IF(seq % 2, 'É', 'e'), IF(seq % 3, 'X', 'x'), MD5(seq)), seq FROM seq_1_to_2500",
+		"CREATE TABLE uca (k VARCHAR(40) PRIMARY KEY) COLLATE utf8mb4_unicode_ci",
+		"ANALYZE TABLE b, s, ci")
+	for _, tab := range []string{"b", "s", "ci"} {
 		tbl, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: tab})
 		if _, counts, _ := planWhole(t, tbl, pool, 1000); !slices.Equal(counts, []int{1000, 1000, 500}) {
 			t.Errorf("table %s: counts %v", tab, counts)
 		}
 	}
-	cfg, _ := testConfig(change.TableID{DB: name, Table: "ci"}).withDefaults()
+	cfg, _ := testConfig(change.TableID{DB: name, Table: "uca"}).withDefaults()
 	pool, _ := cfg.openDB()
 	defer pool.Close()
-	_, err := loadTable(context.Background(), pool, &cfg, change.TableID{DB: name, Table: "ci"})
-	if err == nil || !strings.Contains(err.Error(), "utf8mb4_general_ci") || !strings.Contains(err.Error(), name+".ci") {
-		t.Errorf("general_ci key: error %v, want one naming the table and collation", err)
+	_, err := loadTable(context.Background(), pool, &cfg, change.TableID{DB: name, Table: "uca"})
+	if err == nil || !strings.Contains(err.Error(), "utf8mb4_unicode_ci") || !strings.Contains(err.Error(), name+".uca") ||
+		!strings.Contains(err.Error(), "chunk.key-column") {
+		t.Errorf("unicode_ci key: error %v, want one naming the table, the collation and the fix", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"unicode"
 
 	"github.com/ingestkit/ingest/change"
 )
@@ -49,16 +50,71 @@ func TestCompareDecimal(t *testing.T) {
 }
 
 func TestKeyCompareText(t *testing.T) {
-	pad := keyColumn{typ: keyText, padSpace: true}
-	if pad.compare(change.StringValue([]byte("a ")), change.StringValue([]byte("a"))) != 0 {
+	bin := keyColumn{typ: keyText, coll: &collation{name: "utf8mb4_bin", padSpace: true}}
+	if bin.compare(change.StringValue([]byte("a ")), change.StringValue([]byte("a"))) != 0 {
 		t.Error("PAD SPACE: trailing spaces must not count")
 	}
-	noPad := keyColumn{typ: keyText}
-	if noPad.compare(change.StringValue([]byte("a ")), change.StringValue([]byte("a"))) <= 0 {
-		t.Error("NO PAD: 'a ' > 'a'")
-	}
-	if noPad.compare(change.StringValue([]byte("Z")), change.StringValue([]byte("é"))) >= 0 {
+	if bin.compare(change.StringValue([]byte("Z")), change.StringValue([]byte("é"))) >= 0 {
 		t.Error("code point order: Z < é")
+	}
+}
+
+// TestCollationCompare checks the order of texts under each kind of collation the
+// snapshot reproduces; general_ci's weights here are a stand-in table (upper case,
+// ß as s), the real one is read from the server (TestCollationsMatchServer).
+func TestCollationCompare(t *testing.T) {
+	ci := &collation{name: "test_general_ci", padSpace: true, weights: make([]uint32, 0x10000), beyond: 0xfffd}
+	for r := range ci.weights {
+		ci.weights[r] = uint32(unicode.ToUpper(rune(r)))
+	}
+	ci.weights['ß'] = 'S'
+	ciNoPad := *ci
+	ciNoPad.padSpace = false
+	bin := &collation{name: "utf8mb4_bin", padSpace: true}
+	binNoPad := &collation{name: "utf8mb4_nopad_bin"}
+	for _, c := range []struct {
+		coll *collation
+		a, b string
+		want int
+	}{
+		{bin, "a", "b", -1},
+		{bin, "a ", "a", 0},
+		{bin, "a\t", "a", -1}, // padded: '\t' < ' '
+		{bin, "a", "a\t", 1},
+		{bin, "a!", "a", 1},
+		{bin, "", "  ", 0},
+		{bin, "é", "z", 1},
+		{bin, "\U0001F600", "\uFFFD", 1},
+		{binNoPad, "a ", "a", 1},
+		{binNoPad, "a\t", "a", 1},
+		{ci, "abc", "ABC", 0},
+		{ci, "abc ", "ABC", 0},
+		{ci, "ab\t", "AB", -1},
+		{ci, "ß", "s", 0},
+		{ci, "ßa", "sB", -1},
+		{ci, "\U0001F600", "\U0001F603", 0}, // beyond U+FFFF: all alike
+		{ci, "\U0001F600", "\uFFFD", 0},
+		{ci, "a", "\U0001F600", -1},
+		{&ciNoPad, "abc ", "ABC", 1},
+		{&ciNoPad, "ABC", "abc ", -1},
+	} {
+		if got := c.coll.compare([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("%s: compare(%q, %q) = %d, want %d", c.coll.name, c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestSupportedCollation(t *testing.T) {
+	for name, want := range map[string]bool{
+		"utf8mb4_bin": true, "utf8mb4_nopad_bin": true, "ascii_bin": true, "utf8mb3_bin": true,
+		"utf8mb4_general_ci": true, "utf8mb4_general_nopad_ci": true, "utf8_general_ci": true,
+		"latin1_swedish_ci": true, "latin1_general_ci": true,
+		"utf8mb4_unicode_ci": false, "utf8mb4_uca1400_ai_ci": false, "utf8mb4_0900_ai_ci": false,
+		"latin1_german2_ci": false, "utf8mb4_general_mysql500_ci": false, "latin1_bin": false,
+	} {
+		if got := supportedCollation(name); got != want {
+			t.Errorf("supportedCollation(%s) = %v, want %v", name, got, want)
+		}
 	}
 }
 

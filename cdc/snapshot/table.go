@@ -99,6 +99,15 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", id, err)
 	}
+	for i := range key {
+		if key[i].typ != keyText {
+			continue
+		}
+		if key[i].coll, err = loadCollation(ctx, db, cfg.Addr, key[i].collation); err != nil {
+			return nil, fmt.Errorf("table %s: chunk key column %s: %w; choose another key column with scan.incremental.snapshot.chunk.key-column",
+				id, key[i].name, err)
+		}
+	}
 	t := &table{id: id, desc: desc, key: key}
 	t.estimate, err = rowEstimate(ctx, db, id)
 	if err != nil {
@@ -232,4 +241,15 @@ func orderSQL(k chunkKey) string {
 		b.WriteString(quoteIdent(kc.name))
 	}
 	return b.String()
+}
+
+// CheckTable loads a table as a snapshot with cfg would, its chunk key included (reading a
+// collation's weights from the server), and returns why it could not be snapshotted, or nil.
+// Only cfg's Addr, Describe, TinyInt1AsNumber, Keys and ChunkKey are used.
+func CheckTable(ctx context.Context, db *sql.DB, cfg Config, id change.TableID) error {
+	if cfg.Describe == nil {
+		cfg.Describe = DescribeCDC
+	}
+	_, err := loadTable(ctx, db, &cfg, id)
+	return err
 }

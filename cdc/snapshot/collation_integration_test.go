@@ -1,0 +1,76 @@
+//go:build integration
+
+package snapshot
+
+import (
+	"cmp"
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ingestkit/ingest/internal/testenv"
+)
+
+// TestCollationsMatchServer orders random texts of tricky characters (case, accents, ß,
+// spaces and tabs at the end, characters beyond U+FFFF) on the server and with the
+// collation the snapshot reads from it: every pair of neighbours in the server's order
+// must compare the same way in Go.
+func TestCollationsMatchServer(t *testing.T) {
+	_, db := testenv.Database(t)
+	alphabet := []string{"a", "A", "b", "B", "z", "e", "é", "É", "ê", "s", "S", "ß", " ", "\t", "!", "~", "0", "ÿ",
+		"Ω", "ω", "ǅ", "ı", "日", "\u00a0", "\u0301", "😀", "😃"}
+	for _, coll := range []string{"utf8mb4_general_ci", "utf8mb4_general_nopad_ci", "utf8mb3_general_ci",
+		"latin1_swedish_ci", "utf8mb4_bin", "utf8mb4_nopad_bin", "ascii_general_ci"} {
+		t.Run(coll, func(t *testing.T) {
+			c, err := loadCollation(context.Background(), db, "test", coll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			charset, _, _ := strings.Cut(coll, "_")
+			testenv.Exec(t, db, "DROP TABLE IF EXISTS w", "CREATE TABLE w (s VARCHAR(20) CHARACTER SET "+charset+" COLLATE "+coll+" NOT NULL)")
+			rnd := rand.New(rand.NewPCG(3, uint64(len(coll))))
+			var texts []any
+			for len(texts) < 3000 {
+				var b strings.Builder
+				for range rnd.IntN(6) {
+					b.WriteString(alphabet[rnd.IntN(len(alphabet))])
+				}
+				if s := b.String(); representable(coll, s) {
+					texts = append(texts, s)
+				}
+			}
+			q := "INSERT INTO w VALUES " + strings.TrimSuffix(strings.Repeat("(?),", len(texts)), ",")
+			if _, err := db.Exec(q, texts...); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.Query("SELECT CONVERT(s USING utf8mb4), DENSE_RANK() OVER (ORDER BY s) FROM w ORDER BY s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var prev string
+			var prevRank, checked int
+			for rows.Next() {
+				var s string
+				var rank int
+				if err := rows.Scan(&s, &rank); err != nil {
+					t.Fatal(err)
+				}
+				if prevRank > 0 {
+					if got, want := c.compare([]byte(prev), []byte(s)), cmp.Compare(prevRank, rank); got != want {
+						t.Errorf("compare(%q, %q) = %d, the server orders them %d", prev, s, got, want)
+					}
+					checked++
+				}
+				prev, prevRank = s, rank
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if checked < 2000 {
+				t.Errorf("only %d neighbours compared", checked)
+			}
+		})
+	}
+}
