@@ -3,6 +3,7 @@ package upsert
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -33,40 +34,44 @@ func appendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0 // the run of s not yet appended
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-			continue
-		}
-		// One of the next 8 bytes needs attention: go through them one by one rather than
-		// testing 8 again at each (JSON documents hold a quote every few bytes).
-		for end := min(i+8, len(s)); i < end; {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if escape[c] != 0 {
-					dst = appendEscape(append(dst, s[start:i]...), c)
-					start = i + 1
-				}
-				i++
+		if i+8 <= len(s) {
+			m := special8(binary.LittleEndian.Uint64(s[i:]))
+			if m == 0 {
+				i += 8
 				continue
 			}
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, "\uFFFD"...)
+			i += bits.TrailingZeros64(m) >> 3 // to the first byte that needs attention
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if escape[c] != 0 {
+				dst = appendEscape(append(dst, s[start:i]...), c)
 				start = i + 1
 			}
-			i += size
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\uFFFD"...)
+			start = i + 1
+		}
+		i += size
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
 
-// plain8 reports whether none of the 8 bytes packed in w needs attention: all are ASCII,
-// none is a control character, '"' or '\\'. It tests the bytes together: the top bit of a
-// byte of (x - 0x01…) &^ x is set where x's byte is zero, and of (w - 0x20…) &^ w where
-// w's byte is below 0x20 (bytes of 0x80 and above are caught by w's own top bits).
-func plain8(w uint64) bool {
+// plain8 reports whether none of the 8 bytes packed in w needs attention (special8).
+func plain8(w uint64) bool { return special8(w) == 0 }
+
+// special8 marks the bytes packed in w (little-endian) that need attention: non-ASCII,
+// control characters, '"' and '\\'. It tests the bytes together: the top bit of a byte of
+// (x - 0x01…) &^ x is set where x's byte is zero, and of (w - 0x20…) &^ w where w's byte
+// is below 0x20 (bytes of 0x80 and above are caught by w's own top bits). A borrow can
+// mark a byte above a marked one too, never below: the lowest mark is exact.
+func special8(w uint64) uint64 {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
@@ -75,7 +80,7 @@ func plain8(w uint64) bool {
 	control := (w - 0x20*ones) &^ w
 	quote := zero(w ^ '"'*ones)
 	backslash := zero(w ^ '\\'*ones)
-	return (w|control|quote|backslash)&highs == 0
+	return (w | control | quote | backslash) & highs
 }
 
 func appendEscape(dst []byte, c byte) []byte {
