@@ -171,9 +171,13 @@ func TestResumeExactlyAfter(t *testing.T) {
 
 // TestKillResumes kills the replication connection from the server twice, once in the
 // middle of a big transaction, and checks that every row arrives exactly once, in order.
+// The events already received are handled before the connection's end is seen, so the
+// big transaction is larger than the socket buffers can hold (8 MB): the kill must land
+// in a part the server has not sent yet.
 func TestKillResumes(t *testing.T) {
+	const big = 40000 // rows of the big transaction, 200 bytes each
 	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, pad VARCHAR(100))")
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, pad VARCHAR(200))")
 	cfg := testConfig(name)
 	cfg.Startup, cfg.StartPosition, cfg.MaxBatch = StartSpecific, gtidPos(t, db), 50
 	src, err := New(cfg)
@@ -188,10 +192,10 @@ func TestKillResumes(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- src.Run(ctx, out) }()
 
-	testenv.Exec(t, db, "INSERT INTO t SELECT seq, REPEAT('x', 100) FROM seq_1_to_2000") // one transaction
+	testenv.Exec(t, db, fmt.Sprintf("INSERT INTO t SELECT seq, REPEAT('x', 200) FROM seq_1_to_%d", big)) // one transaction
 	smallDone := make(chan error, 1)
 	small := func() { // 100 small transactions, spread out so that the second KILL lands among them
-		for i := 2001; i <= 2100; i++ {
+		for i := big + 1; i <= big+100; i++ {
 			if _, err := db.Exec(fmt.Sprintf("INSERT INTO t VALUES (%d, 'y')", i)); err != nil {
 				smallDone <- err
 				return
@@ -211,7 +215,7 @@ func TestKillResumes(t *testing.T) {
 	}
 	var keys []string
 	batches, startedSmall := 0, false
-	for len(keys) < 2100 {
+	for len(keys) < big+100 {
 		select {
 		case b := <-out:
 			batches++
@@ -222,8 +226,11 @@ func TestKillResumes(t *testing.T) {
 				kill()
 			case reconnected && !startedSmall:
 				startedSmall = true
+				if len(keys) >= big {
+					t.Fatalf("the first reconnection was seen after the big transaction (%d keys): nothing was resumed mid-transaction", len(keys))
+				}
 				go small()
-			case reconnected && len(killed) == 1 && len(keys) >= 2030: // among the small ones
+			case reconnected && len(killed) == 1 && len(keys) >= big+30: // among the small ones
 				kill()
 			}
 		case err := <-done:
@@ -238,8 +245,8 @@ func TestKillResumes(t *testing.T) {
 	if len(killed) != 2 {
 		t.Fatalf("killed %v, want two connections", killed)
 	}
-	if !slices.Equal(keys, intKeys(1, 2100)) {
-		t.Fatalf("keys not exactly 1..2100 in order (%d keys)", len(keys))
+	if !slices.Equal(keys, intKeys(1, big+100)) {
+		t.Fatalf("keys not exactly 1..%d in order (%d keys)", big+100, len(keys))
 	}
 	cancel()
 	if err := <-done; err != nil {
