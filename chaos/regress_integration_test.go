@@ -203,15 +203,16 @@ func TestBrokerRestartFirstReadEOF(t *testing.T) {
 // ingest stopped with exit 1 and "fenced by a newer writer ... INVALID_PRODUCER_EPOCH"
 // although no other writer existed. A fence of a transaction older than the timeout is now
 // ErrTransactionTimedOut, retryable, and the runner restarts in-process from the last
-// commit. The test shortens the timeout to 10s to show it within 30s of throttling and the
-// 30s after.
+// commit. The test shortens the timeout to 5s, well under the ~11s a throttled produce
+// response is held, to show it within 30s of throttling and the 30s after (the broker rolls
+// back timed-out transactions every second, scripts/services).
 func TestExactlyOnceSlowBrokerTimesOut(t *testing.T) {
 	if !suite.long {
 		t.Skip("long mode only (INGEST_CHAOS_LONG=1, make chaos)")
 	}
 	disruptive(t)
 	s := newSubject(t, subjectConfig{guarantee: exactlyOnce, rate: 40, bigRows: 2000, bigEvery: time.Second,
-		sinkExtra: []string{"properties.transaction.timeout.ms: 10000"}})
+		sinkExtra: []string{"properties.transaction.timeout.ms: 5000"}})
 	s.begin()
 	addr := env(t).KafkaAddr
 	if err := SetProduceQuota(context.Background(), addr, 1<<10); err != nil {
