@@ -75,14 +75,34 @@ const (
 // pipeline had started: a broker outage at a commit, a Kafka transaction that outlived
 // transaction.timeout.ms behind a slow broker. A restart writes nothing twice with
 // exactly-once (the failed transaction is aborted) and what at-least-once allows otherwise.
-// Failures while starting (a wrong address, refused credentials) and fatal ones end it.
+// Failures while the first run starts (a wrong address, refused credentials) and fatal
+// ones end it.
 func (r *run) runRestarting(ctx context.Context) error {
-	restarts := 0
-	for {
-		began := time.Now()
+	once := func(ctx context.Context) (bool, error) {
 		r.running = false
 		err := r.run(ctx)
-		if ctx.Err() != nil || !r.running || !upsert.IsRetryable(err) {
+		return r.running, err
+	}
+	retried := func(err error, restart int, wait time.Duration) {
+		r.m.Errors.WithLabelValues("retry").Inc()
+		r.log.Warn("restarting from the last stored position", "err", err, "restart", restart, "of", maxRestarts, "in", wait)
+	}
+	return restarting(ctx, once, retried, time.Second)
+}
+
+// restarting calls once until it returns nil, a fatal error, or a retryable one before any
+// call got the pipeline running, or maxRestarts retryable failures in a row. A restart
+// that fails while starting again (the broker still away) is restarted too: only the
+// first start's failures are the configuration's. The waits double from firstWait to
+// 30 times it; retried is told of each.
+func restarting(ctx context.Context, once func(context.Context) (running bool, err error),
+	retried func(err error, restart int, wait time.Duration), firstWait time.Duration) error {
+	restarts, ran := 0, false
+	for {
+		began := time.Now()
+		running, err := once(ctx)
+		ran = ran || running
+		if ctx.Err() != nil || !ran || !upsert.IsRetryable(err) {
 			return err
 		}
 		if time.Since(began) >= restartReset {
@@ -91,10 +111,9 @@ func (r *run) runRestarting(ctx context.Context) error {
 		if restarts == maxRestarts {
 			return err
 		}
-		wait := min(time.Second<<restarts, 30*time.Second)
+		wait := min(firstWait<<restarts, 30*firstWait)
 		restarts++
-		r.m.Errors.WithLabelValues("retry").Inc()
-		r.log.Warn("restarting from the last stored position", "err", err, "restart", restarts, "of", maxRestarts, "in", wait)
+		retried(err, restarts, wait)
 		select {
 		case <-ctx.Done():
 			return err

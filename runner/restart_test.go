@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ingestkit/ingest/upsert"
+)
+
+// attempt is what one call of the pipeline returns in TestRestarting.
+type attempt struct {
+	running bool
+	err     error
+}
+
+func TestRestarting(t *testing.T) {
+	down := &upsert.Error{Op: "commit", Retryable: true, Err: errors.New("unable to dial")}
+	fatal := &upsert.Error{Op: "produce", Err: errors.New("record too large")}
+	ok := attempt{running: true}
+	for _, c := range []struct {
+		name     string
+		attempts []attempt
+		calls    int
+		want     error
+	}{
+		{"first start fails", []attempt{{false, down}}, 1, down},
+		{"clean stop", []attempt{ok}, 1, nil},
+		{"fatal while running", []attempt{{true, fatal}}, 1, fatal},
+		{"restarted", []attempt{{true, down}, ok}, 2, nil},
+		// The broker is still away when the restart starts: it is restarted again.
+		{"restart fails while starting", []attempt{{true, down}, {false, down}, {false, down}, ok}, 4, nil},
+		{"fatal while restarting", []attempt{{true, down}, {false, fatal}}, 2, fatal},
+		{"gives up", repeat(attempt{true, down}, maxRestarts+5), maxRestarts + 1, down},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls, retries := 0, 0
+			once := func(context.Context) (bool, error) {
+				a := c.attempts[calls]
+				calls++
+				return a.running, a.err
+			}
+			retried := func(error, int, time.Duration) { retries++ }
+			err := restarting(context.Background(), once, retried, time.Microsecond)
+			if err != c.want || calls != c.calls || retries != calls-1 {
+				t.Errorf("returned %v after %d calls and %d retries; want %v after %d calls", err, calls, retries, c.want, c.calls)
+			}
+		})
+	}
+}
+
+func repeat(a attempt, n int) []attempt {
+	out := make([]attempt, n)
+	for i := range out {
+		out[i] = a
+	}
+	return out
+}
