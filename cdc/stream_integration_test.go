@@ -445,11 +445,7 @@ func TestMinimalRowImageStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, q := range []string{"SET SESSION binlog_row_image = 'MINIMAL'", "UPDATE t SET a = 5 WHERE id = 1"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	testenvExec(t, conn, "SET SESSION binlog_row_image = 'MINIMAL'", "UPDATE t SET a = 5 WHERE id = 1")
 	deadline := time.After(20 * time.Second)
 	for {
 		select {
