@@ -42,7 +42,7 @@ func (b *buffer) add(r outRecord, now time.Time) (full bool) {
 	k := bufKey{r.rec.Topic, string(r.rec.Key)}
 	if i, ok := b.index[k]; ok {
 		if old := b.recs[i]; old.meta != nil {
-			old.meta.release() // never produced
+			old.meta.slabs.release() // never produced
 		}
 		b.recs[i] = r
 		b.replaced++

@@ -51,14 +51,8 @@ type Message struct {
 	// Timestamp is the source commit time.
 	Timestamp time.Time
 
-	// slabs hold the pooled slabs of Key and Value (nil when unpooled); see [slab].
-	slabs [2]*slab
-}
-
-// release drops the message's holds on its slabs.
-func (m *Message) release() {
-	m.slabs[0].release()
-	m.slabs[1].release()
+	// slabs are its holds on the pooled slabs of Key and Value; see [slab].
+	slabs slabHolds
 }
 
 // Encoder turns changes into messages as OUTPUT.md specifies, byte for byte. It appends into
@@ -134,7 +128,7 @@ func (e *Encoder) update(dst []Message, tc *tableCache, c *change.Change, commit
 	}
 	oldKey, err := e.key(tc, c.Before)
 	if err != nil {
-		dst[n].release()
+		dst[n].slabs.release()
 		return dst[:n], err
 	}
 	if string(oldKey.b) == string(dst[n].Key) {
@@ -143,7 +137,7 @@ func (e *Encoder) update(dst []Message, tc *tableCache, c *change.Change, commit
 	}
 	// The key changed: the old key's tombstone goes first.
 	up := dst[n]
-	dst[n] = Message{Key: oldKey.b, Headers: tc.headers, Timestamp: commit, slabs: [2]*slab{oldKey.slab}}
+	dst[n] = Message{Key: oldKey.b, Headers: tc.headers, Timestamp: commit, slabs: slabHolds{oldKey.slab}}
 	return append(dst, up), nil
 }
 
@@ -158,7 +152,7 @@ func (e *Encoder) upsert(dst []Message, tc *tableCache, row change.Row, commit t
 		return dst, err
 	}
 	return append(dst, Message{Key: key.b, Value: value.b, Headers: tc.headers, Timestamp: commit,
-		slabs: [2]*slab{key.slab, value.slab}}), nil
+		slabs: slabHolds{key.slab, value.slab}}), nil
 }
 
 func (e *Encoder) tombstone(dst []Message, tc *tableCache, row change.Row, commit time.Time) ([]Message, error) {
@@ -166,7 +160,7 @@ func (e *Encoder) tombstone(dst []Message, tc *tableCache, row change.Row, commi
 	if err != nil {
 		return dst, err
 	}
-	return append(dst, Message{Key: key.b, Headers: tc.headers, Timestamp: commit, slabs: [2]*slab{key.slab}}), nil
+	return append(dst, Message{Key: key.b, Headers: tc.headers, Timestamp: commit, slabs: slabHolds{key.slab}}), nil
 }
 
 // key encodes the PK JSON of row.

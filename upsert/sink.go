@@ -500,8 +500,7 @@ func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Ti
 		// over the message's holds, the copies for other topics hold them once more, all
 		// before the first can be acknowledged.
 		for range topics[1:] {
-			m.slabs[0].hold()
-			m.slabs[1].hold()
+			m.slabs.hold()
 		}
 		for _, topic := range topics {
 			r := s.newRecord()
@@ -531,13 +530,7 @@ type recordMeta struct {
 	table change.TableID
 	unit  *unit
 	start time.Time
-	slabs [2]*slab // released once the record is acknowledged
-}
-
-// release drops the record's holds on its slabs: it was written or will never be.
-func (m *recordMeta) release() {
-	m.slabs[0].release()
-	m.slabs[1].release()
+	slabs slabHolds // released once the record is acknowledged, or known never to be sent
 }
 
 const sentBlock = 256
@@ -564,7 +557,7 @@ func (s *Sink) emit(ctx context.Context, r outRecord) error {
 		s.log.Warn("upsert: skipping oversized record (sink.skip-oversized-records)", "topic", r.rec.Topic,
 			"table", r.table.String(), "key", string(truncate(r.rec.Key)), "size", size, "max", err.Max)
 		if r.meta != nil {
-			r.meta.release()
+			r.meta.slabs.release()
 		}
 		return nil
 	}
@@ -628,7 +621,7 @@ func (s *Sink) done(r *kgo.Record, err error) {
 	if err == nil {
 		// Written: the client no longer reads the record's bytes. A failed record keeps
 		// its slabs, since the error that names its key may be read later.
-		m.release()
+		m.slabs.release()
 	}
 }
 

@@ -82,6 +82,22 @@ func newSlabPool(poison bool) *slabPool {
 	return &slabPool{free: make(chan *slab, maxFreeSlabs), poison: poison}
 }
 
+// slabHolds are the holds of a message or a record on the slabs of its key and value
+// (nil: unpooled).
+type slabHolds [2]*slab
+
+// hold adds a hold on each slab.
+func (h slabHolds) hold() {
+	h[0].hold()
+	h[1].hold()
+}
+
+// release drops the holds.
+func (h slabHolds) release() {
+	h[0].release()
+	h[1].release()
+}
+
 // piece is an encoded key or value and the slab it lies in (nil if unpooled).
 type piece struct {
 	b    []byte

@@ -49,7 +49,7 @@ func TestSlabPool(t *testing.T) {
 			for len(live) > holdMax || len(live) > 0 && rnd.IntN(4) == 0 {
 				j := rnd.IntN(len(live))
 				checkHeld(t, live[j])
-				live[j].m.release()
+				live[j].m.slabs.release()
 				live[j] = live[len(live)-1]
 				live = live[:len(live)-1]
 			}
