@@ -119,6 +119,9 @@ type phasePipe struct {
 	handoff  chan *snapshot.Handoff
 	stream   chan change.Batch
 	closed   [3]bool
+	// sent is the hand-off handed to the forwarder, closed by closeHandoff once the
+	// pipeline has stopped.
+	sent *snapshot.Handoff
 }
 
 // pipeDepth is the capacity, in batches, of the channels between the source, the forwarder
@@ -144,8 +147,14 @@ func (p *phasePipe) setHandoff(h *snapshot.Handoff) {
 	if !p.closed[1] {
 		p.handoff <- h
 		close(p.handoff)
-		p.closed[1] = true
+		p.closed[1], p.sent = true, h
 	}
+}
+
+// closeHandoff releases the connections of the hand-off sent, if any; called once every
+// goroutine of the pipeline has returned.
+func (p *phasePipe) closeHandoff() {
+	p.sent.Close()
 }
 
 // closeAll ends every phase; only the producer calls it, once it returns.

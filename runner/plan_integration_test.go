@@ -62,12 +62,12 @@ func goldenFile(t *testing.T, path, got string) {
 
 // definitionDB makes the plan's demo database: keyed tables, a composite key, a table without
 // a key, two shards merged by a route, a text key the snapshot can chunk (general_ci) and
-// one it cannot (unicode_ci).
+// one it cannot (an accent- and case-sensitive UCA collation).
 func definitionDB(t *testing.T) (string, any) {
 	name, db := testenv.Database(t)
 	testenv.Exec(t, db,
 		"CREATE TABLE tags (tag VARCHAR(40) COLLATE utf8mb4_general_ci PRIMARY KEY)",
-		"CREATE TABLE words (word VARCHAR(40) COLLATE utf8mb4_unicode_ci PRIMARY KEY)",
+		"CREATE TABLE words (word VARCHAR(40) COLLATE utf8mb4_uca1400_as_cs PRIMARY KEY)",
 		"CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40))",
 		"CREATE TABLE order_lines (order_id INT, line_no INT, qty INT, PRIMARY KEY (order_id, line_no))",
 		"CREATE TABLE audit (at DATETIME, msg TEXT)",

@@ -248,6 +248,7 @@ func (r *run) run(ctx context.Context) error {
 	}
 	go r.showStatus(sinkDone)
 	err = g.Wait()
+	pipe.closeHandoff()
 	if serr := r.saveLast(); err == nil {
 		err = serr
 	}
@@ -371,12 +372,13 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		if !b.End {
 			continue
 		}
-		inputs, done, err := r.filterHeld(handoff, held)
+		inputs, done, err := r.filterHeld(ctx, handoff, held)
 		if err != nil {
 			return err
 		}
 		held = nil
 		if done {
+			handoff.Close() // its connections, if it kept any to weigh keys
 			handoff = nil
 		}
 		if !send(true, inputs...) {
@@ -437,7 +439,7 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 // and whether the hand-off is finished. Until the stream has passed every chunk's high
 // watermark, the finished snapshot progress is stored with each position, so that a restart
 // filters the same way.
-func (r *run) filterHeld(h *snapshot.Handoff, held []change.Batch) ([]upsert.Input, bool, error) {
+func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change.Batch) ([]upsert.Input, bool, error) {
 	end := held[len(held)-1]
 	pos, err := cdc.ParsePosition(string(end.Position))
 	if err != nil {
@@ -454,7 +456,11 @@ func (r *run) filterHeld(h *snapshot.Handoff, held []change.Batch) ([]upsert.Inp
 	}
 	inputs := make([]upsert.Input, len(held))
 	for i, b := range held {
-		inputs[i] = upsert.Input{Batch: h.Filter(b, pos)}
+		kept, err := h.Filter(ctx, b, pos)
+		if err != nil {
+			return nil, false, err
+		}
+		inputs[i] = upsert.Input{Batch: kept}
 	}
 	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory()); err != nil {
 		return nil, false, err

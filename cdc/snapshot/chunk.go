@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -57,20 +58,21 @@ func (s span) chunk() Chunk { return Chunk{Table: s.t.id, Lo: s.lo, Hi: s.hi} }
 func (s span) String() string { return s.chunk().String() }
 
 // newSpan decodes the bounds of a range of t.
-func newSpan(t *table, lo, hi Bound) (span, error) {
+func newSpan(ctx context.Context, t *table, lo, hi Bound) (span, error) {
 	s := span{t: t, lo: lo, hi: hi}
 	var err error
-	if s.loV, err = t.decodeBound(lo); err != nil {
+	if s.loV, err = t.decodeBound(ctx, lo); err != nil {
 		return span{}, fmt.Errorf("%s: lower bound: %w", s, err)
 	}
-	if s.hiV, err = t.decodeBound(hi); err != nil {
+	if s.hiV, err = t.decodeBound(ctx, hi); err != nil {
 		return span{}, fmt.Errorf("%s: upper bound: %w", s, err)
 	}
 	return s, nil
 }
 
-// decodeBound converts a bound's texts to values with the key columns' decoders.
-func (t *table) decodeBound(b Bound) ([]change.Value, error) {
+// decodeBound converts a bound's texts to an orderable key tuple: values of the key columns'
+// decoders, made sortable.
+func (t *table) decodeBound(ctx context.Context, b Bound) ([]change.Value, error) {
 	if b == nil {
 		return nil, nil
 	}
@@ -85,7 +87,7 @@ func (t *table) decodeBound(b Bound) ([]change.Value, error) {
 		}
 		out[i] = v
 	}
-	return out, nil
+	return out, t.sortable(ctx, out)
 }
 
 // contains reports whether the key tuple k lies in the span.

@@ -7,23 +7,31 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
 // collation orders key text as the server's collation does, so that binlog keys can be
-// placed in the chunks the server's ranges made. It compares character by character:
-// each character has one weight, and a PAD SPACE collation compares as if the shorter
-// text were padded with spaces ('a\t' < 'a' = 'a ' < 'a!').
+// placed in the chunks the server's ranges made. There are three kinds:
 //
-// The binary-ordered collations (utf8*_bin, ascii_bin) weigh a character by its code
-// point. The others the snapshot supports (utf8*_general_ci and the single-byte
-// *_general_ci and latin1_swedish_ci families) weigh each character on its own, with one
-// weight of a fixed width: their table is read from the server (WEIGHT_STRING of every
-// character up to U+FFFF) and checked against the server's own comparisons
-// ([loadCollation]). Collations whose order depends on sequences of characters or on
-// several levels (the UCA ones: *_unicode_ci, *_uca1400_*, *_0900_*) are refused.
+//   - The binary-ordered collations (utf8*_bin, ascii_bin) weigh a character by its code
+//     point.
+//   - The *_general_ci family (Unicode and single-byte) and latin1_swedish_ci weigh each
+//     character on its own, with one weight of a fixed width: their table is read from the
+//     server (WEIGHT_STRING of every character up to U+FFFF), and texts are compared in Go.
+//   - The other collations of the Unicode character sets (the UCA ones: *_unicode_ci,
+//     *_unicode_520_ci, *_uca1400_*_ci, MySQL 8's *_0900_ai_ci and their language
+//     tailorings) weigh sequences of characters (contractions, expansions, ignorable
+//     characters), which only the server knows: a key text is compared through its
+//     WEIGHT_STRING, asked of the server ([weigher]). Only single-level collations are
+//     used (accent- and case-insensitive: one weight unit per letter), whose weight strings
+//     order as the texts do, unit by unit.
+//
+// A PAD SPACE collation compares as if the shorter text were padded with spaces
+// ('a\t' < 'a' = 'a ' < 'a!'). Every collation is checked against the server's own
+// comparisons before it is used ([loadCollation]).
 type collation struct {
 	name     string
 	padSpace bool
@@ -33,6 +41,11 @@ type collation struct {
 	// beyond is the weight of every character above U+FFFF (general_ci weighs them all
 	// as U+FFFD).
 	beyond uint32
+	// server is set when only the server can weigh a text: key tuples then hold weight
+	// strings, compared by [collation.compareWeights]. space is the weight of ' ', one
+	// unit of the weight strings.
+	server bool
+	space  []byte
 }
 
 // weight returns the weight of r.
@@ -85,6 +98,29 @@ func (c *collation) compare(a, b []byte) int {
 	return 0
 }
 
+// compareWeights orders two weight strings of a server-weighed collation: byte by byte, and
+// for PAD SPACE with the rest of the longer one compared, unit by unit, with the weight of
+// a space.
+func (c *collation) compareWeights(a, b []byte) int {
+	n := min(len(a), len(b))
+	if r := bytes.Compare(a[:n], b[:n]); r != 0 {
+		return r
+	}
+	if !c.padSpace || len(a) == len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	rest, sign := a[n:], 1
+	if len(b) > n {
+		rest, sign = b[n:], -1
+	}
+	for unit := len(c.space); len(rest) >= unit; rest = rest[unit:] {
+		if r := bytes.Compare(rest[:unit], c.space); r != 0 {
+			return sign * r
+		}
+	}
+	return 0
+}
+
 // padSpaceCollation reports whether a collation ignores trailing spaces: all of
 // MariaDB's but the *_nopad_* ones, and MySQL's but the UCA 9.0.0 (*_0900_*) ones.
 func padSpaceCollation(name string) bool {
@@ -105,10 +141,21 @@ func binaryOrdered(collation string) bool {
 // weighedCollation matches the collations that weigh each character on its own.
 var weighedCollation = regexp.MustCompile(`^(?:(?:utf8|utf8mb3|utf8mb4|ucs2|utf16|utf16le|utf32|latin1|ascii)_general(?:_nopad)?_ci|latin1_swedish(?:_nopad)?_ci)$`)
 
-// supportedCollation reports whether key text in the collation can be ordered outside
-// the server.
+// serverWeighed reports whether a collation is one of the Unicode character sets' whose
+// texts only the server can weigh: all of theirs but the binary and general ones.
+func serverWeighed(name string) bool {
+	charset, _, _ := strings.Cut(name, "_")
+	switch charset {
+	case "utf8", "utf8mb3", "utf8mb4", "ucs2", "utf16", "utf16le", "utf32":
+		return !binaryOrdered(name) && !weighedCollation.MatchString(name)
+	}
+	return false
+}
+
+// supportedCollation reports whether key text in the collation can be ordered by the
+// snapshot (in Go, or through the server's weight strings).
 func supportedCollation(name string) bool {
-	return binaryOrdered(name) || weighedCollation.MatchString(name)
+	return binaryOrdered(name) || weighedCollation.MatchString(name) || serverWeighed(name)
 }
 
 // collations caches the weight tables read from each server, by address and name.
@@ -122,14 +169,18 @@ func loadCollation(ctx context.Context, db *sql.DB, addr, name string) (*collati
 	if binaryOrdered(name) {
 		return &collation{name: name, padSpace: padSpaceCollation(name)}, nil
 	}
-	if !weighedCollation.MatchString(name) {
+	if !supportedCollation(name) {
 		return nil, fmt.Errorf("collation %s is not supported", name)
 	}
 	key := addr + "\x00" + name
 	if c, ok := collations.Load(key); ok {
 		return c.(*collation), nil
 	}
-	c, err := readWeights(ctx, db, name)
+	read := readWeights
+	if serverWeighed(name) {
+		read = readSpaceWeight
+	}
+	c, err := read(ctx, db, name)
 	if err != nil {
 		return nil, fmt.Errorf("collation %s: %w", name, err)
 	}
@@ -193,6 +244,26 @@ func readWeights(ctx context.Context, db *sql.DB, name string) (*collation, erro
 	return c, nil
 }
 
+// readSpaceWeight sets up a server-weighed collation: it reads the weight of a space and
+// refuses a collation that weighs at more than one level. The accent- or case-sensitive
+// UCA collations append the weights of each level (' a' is the primary weights of ' ' and
+// 'a', then their secondary weights…), so their weight strings do not order as the texts
+// do with a PAD SPACE or as prefixes; a single level's weight string of ' a' is that of ' '
+// followed by that of 'a'.
+func readSpaceWeight(ctx context.Context, db *sql.DB, name string) (*collation, error) {
+	p := "WEIGHT_STRING(" + paramText(name) + ")"
+	var space, a, spaceA, aA []byte
+	err := db.QueryRowContext(ctx, "SELECT "+p+", "+p+", "+p+", "+p, " ", "a", " a", "aA").Scan(&space, &a, &spaceA, &aA)
+	if err != nil {
+		return nil, fmt.Errorf("read the weight of a space: %w", err)
+	}
+	if len(space) == 0 || !bytes.Equal(spaceA, append(slices.Clip(space), a...)) || !bytes.Equal(aA, append(slices.Clip(a), a...)) {
+		return nil, fmt.Errorf("weighs ' ', 'a', ' a' and 'aA' as %X, %X, %X and %X: more than one level of weights "+
+			"(a collation sensitive to accents or case, which the snapshot cannot order; an *_ai_ci or *_unicode_ci one it can)", space, a, spaceA, aA)
+	}
+	return &collation{name: name, padSpace: padSpaceCollation(name), server: true, space: space}, nil
+}
+
 func weightValue(w []byte) uint32 {
 	var v uint32
 	for _, b := range w {
@@ -221,9 +292,17 @@ func checkCollation(ctx context.Context, db *sql.DB, c *collation) error {
 		args = append(args, p[0], p[1])
 	}
 	got := make([]int, len(collationProbes))
-	dst := make([]any, len(got))
+	weights := make([][2][]byte, len(collationProbes))
+	dst := make([]any, 0, 3*len(got))
 	for i := range got {
-		dst[i] = &got[i]
+		dst = append(dst, &got[i])
+	}
+	if c.server {
+		for i, p := range collationProbes {
+			fmt.Fprintf(&sel, ", WEIGHT_STRING(%s), WEIGHT_STRING(%s)", paramText(c.name), paramText(c.name))
+			args = append(args, p[0], p[1])
+			dst = append(dst, &weights[i][0], &weights[i][1])
+		}
 	}
 	if err := db.QueryRowContext(ctx, "SELECT "+sel.String(), args...).Scan(dst...); err != nil {
 		return fmt.Errorf("compare probes: %w", err)
@@ -233,8 +312,14 @@ func checkCollation(ctx context.Context, db *sql.DB, c *collation) error {
 		if !representable(c.name, a) || !representable(c.name, b) {
 			continue
 		}
-		if want := got[i]; c.compare([]byte(a), []byte(b)) != want {
-			return fmt.Errorf("the server orders %q and %q as %d, the weights as %d", a, b, want, c.compare([]byte(a), []byte(b)))
+		have := 0
+		if c.server {
+			have = c.compareWeights(weights[i][0], weights[i][1])
+		} else {
+			have = c.compare([]byte(a), []byte(b))
+		}
+		if want := got[i]; have != want {
+			return fmt.Errorf("the server orders %q and %q as %d, the weights as %d", a, b, want, have)
 		}
 	}
 	return nil

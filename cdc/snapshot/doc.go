@@ -13,8 +13,10 @@
 //     range scan (its optimizer scans the whole index for a row constructor).
 //   - key.go: the chunk key's columns, how their values are ordered in Go and sent as
 //     parameters. Only keys whose order Go reproduces exactly are accepted (integers, DECIMAL,
-//     temporal types, binary strings, and text in a *_bin collation or one whose weights
-//     collation.go reads from the server: the *_general_ci family and latin1_swedish_ci).
+//     temporal types, binary strings, and text in a *_bin collation, in one whose weights
+//     collation.go reads from the server (the *_general_ci family and latin1_swedish_ci),
+//     or in a single-level collation of a Unicode character set (the UCA ones), whose key
+//     texts weigher.go asks the server to weigh).
 //   - table.go: a table's description ([Table], by default from cdc.DescribeTable through
 //     [DescribeCDC]), chunk key, row estimate and discovery.
 //   - reader.go: reads one chunk with a single autocommit SELECT over the text protocol, into
@@ -24,6 +26,8 @@
 //     binlog events between them into the chunk's rows, so the chunk holds the state at high.
 //   - handoff.go: [Handoff], the filter the runner applies to the binlog stream started at
 //     [Handoff.Start]: it drops an event on a key whose chunk already reflects it.
+//   - weigher.go: the server's WEIGHT_STRING of key texts only the server can order; every
+//     key tuple compared (chunk bounds, binlog keys) is made sortable there.
 //   - progress.go: [Progress], the JSON-serialisable record of finished chunks a restart resumes
 //     from.
 //   - config.go: [Config], its defaults and the connection settings.

@@ -17,16 +17,21 @@ import (
 // [Handoff.Skip] reports: a change on a key whose chunk was read at a high watermark at or
 // after the change's transaction, so that the chunk already reflects it. Once the stream has
 // passed [Handoff.Done] nothing is skipped any more and the snapshot's progress can be
-// forgotten. A Handoff is immutable and safe for concurrent use.
+// forgotten. A Handoff is immutable and safe for concurrent use. When a table's chunk key
+// is text that only the server can order (a UCA collation), the Handoff keeps a connection
+// pool to weigh binlog keys: call Close once it is no longer used.
 type Handoff struct {
 	start, end cdc.Position
 	tables     map[change.TableID]*handoffTable
+	db         *sql.DB // nil unless a table needs the server to order its keys
 }
 
-// handoffTable is one table's chunks, sorted by key.
+// handoffTable is one table's chunks, sorted by key, and the smallest and largest of their
+// high watermarks.
 type handoffTable struct {
-	key    chunkKey
-	chunks []handoffChunk
+	t           *table
+	chunks      []handoffChunk
+	first, last cdc.Position
 }
 
 type handoffChunk struct {
@@ -50,19 +55,38 @@ func (s *Snapshot) Handoff(ctx context.Context) (*Handoff, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
 	tables, err := s.loadTables(ctx, db)
 	if err != nil {
+		db.Close()
 		return nil, err
 	}
-	h, err := newHandoff(p, tables)
-	if err != nil {
-		return nil, err
+	h, err := newHandoff(ctx, p, tables)
+	if err == nil {
+		h.start.MariaDB, err = gtidAt(ctx, db, h.start)
+		err = wrapIf(err, "snapshot: handoff: gtid of %s", h.start)
 	}
-	if h.start.MariaDB, err = gtidAt(ctx, db, h.start); err != nil {
-		return nil, fmt.Errorf("snapshot: handoff: gtid of %s: %w", h.start, err)
+	if err != nil || !slices.ContainsFunc(tables, func(t *table) bool { return t.weigher != nil }) {
+		db.Close()
+		return h, err
 	}
+	h.db = db
 	return h, nil
+}
+
+// Close releases the connections the Handoff keeps to weigh keys, if any.
+func (h *Handoff) Close() error {
+	if h == nil || h.db == nil {
+		return nil
+	}
+	return h.db.Close()
+}
+
+// wrapIf wraps a non-nil err with the formatted context.
+func wrapIf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // gtidAt returns the MariaDB GTID state at a binlog file and offset, or nil when the server
@@ -83,7 +107,7 @@ func gtidAt(ctx context.Context, db *sql.DB, pos cdc.Position) ([]cdc.GTID, erro
 
 // newHandoff builds the filter from the finished chunks of the given tables; chunks of other
 // tables are ignored. Each table's chunks must partition its key space.
-func newHandoff(p Progress, tables []*table) (*Handoff, error) {
+func newHandoff(ctx context.Context, p Progress, tables []*table) (*Handoff, error) {
 	start, ok, err := p.Start()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: handoff: %w", err)
@@ -93,7 +117,7 @@ func newHandoff(p Progress, tables []*table) (*Handoff, error) {
 		return h, nil
 	}
 	for _, t := range tables {
-		ht, end, err := handoffFor(t, p.Chunks)
+		ht, end, err := handoffFor(ctx, t, p.Chunks)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot: handoff: %w", err)
 		}
@@ -107,32 +131,35 @@ func newHandoff(p Progress, tables []*table) (*Handoff, error) {
 
 // handoffFor sorts the table's chunks and checks that they partition its key space; it also
 // returns their largest high watermark.
-func handoffFor(t *table, done []DoneChunk) (*handoffTable, cdc.Position, error) {
+func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable, cdc.Position, error) {
 	type entry struct {
 		sp   span
 		high cdc.Position
 	}
 	var entries []entry
-	var end cdc.Position
+	ht := &handoffTable{t: t}
 	for _, d := range done {
 		if d.TableID() != t.id {
 			continue
 		}
-		sp, err := newSpan(t, d.Lo, d.Hi)
+		sp, err := newSpan(ctx, t, d.Lo, d.Hi)
 		if err != nil {
-			return nil, end, err
+			return nil, ht.last, err
 		}
 		high, err := cdc.ParsePosition(d.High)
 		if err != nil {
-			return nil, end, fmt.Errorf("chunk %s: high watermark: %w", sp, err)
+			return nil, ht.last, fmt.Errorf("chunk %s: high watermark: %w", sp, err)
 		}
 		entries = append(entries, entry{sp, high})
-		if end.IsZero() || high.After(end) {
-			end = high
+		if ht.last.IsZero() || high.After(ht.last) {
+			ht.last = high
+		}
+		if ht.first.IsZero() || ht.first.After(high) {
+			ht.first = high
 		}
 	}
+	end := ht.last
 	slices.SortFunc(entries, func(a, b entry) int { return compareLower(t, a.sp.loV, b.sp.loV) })
-	ht := &handoffTable{key: t.key}
 	var prev []change.Value
 	for i, e := range entries {
 		if (i == 0) != (e.sp.loV == nil) || (i > 0 && (prev == nil || t.key.compare(e.sp.loV, prev) != 0)) {
@@ -161,28 +188,41 @@ func (h *Handoff) Done(pos cdc.Position) bool {
 // image of a delete or update) of table is already reflected in the snapshot. pos is the
 // position just after the change's source transaction (the Position of its End batch): the
 // change is reflected when that is at or before the high watermark of the chunk whose range
-// holds the row's chunk key. Positions that cannot be ordered are never skipped.
-func (h *Handoff) Skip(table change.TableID, row change.Row, pos cdc.Position) bool {
+// holds the row's chunk key. Positions that cannot be ordered are never skipped. The key
+// is placed only when pos lies between the table's smallest and largest high watermark
+// (before, every chunk reflects the change; after, none does); a key that only the server
+// can order is then weighed by the server, which may fail.
+func (h *Handoff) Skip(ctx context.Context, table change.TableID, row change.Row, pos cdc.Position) (bool, error) {
 	t := h.tables[table]
 	if t == nil || row == nil {
-		return false
+		return false, nil
 	}
-	key := t.key.values(row)
+	if c, ok := pos.Compare(t.first); ok && c <= 0 {
+		return true, nil
+	}
+	if c, ok := pos.Compare(t.last); !ok || c > 0 {
+		return false, nil
+	}
+	key, err := t.t.keyOf(ctx, row)
+	if err != nil {
+		return false, fmt.Errorf("snapshot: handoff at %s: %w", pos, err)
+	}
 	i := sort.Search(len(t.chunks), func(i int) bool {
-		return t.chunks[i].hi == nil || t.key.compare(key, t.chunks[i].hi) <= 0
+		return t.chunks[i].hi == nil || t.t.key.compare(key, t.chunks[i].hi) <= 0
 	})
 	if i == len(t.chunks) {
-		return false
+		return false, nil
 	}
 	c, ok := pos.Compare(t.chunks[i].high)
-	return ok && c <= 0
+	return ok && c <= 0, nil
 }
 
 // Filter returns b without the changes the snapshot already reflects (pos as for Skip). An
 // update whose before image is reflected but whose after image is not (a key change across
 // chunks) becomes an insert of the after image; in the opposite case it becomes a delete of
-// the before image when the record key changed, and is dropped otherwise.
-func (h *Handoff) Filter(b change.Batch, pos cdc.Position) change.Batch {
+// the before image when the record key changed, and is dropped otherwise. It fails only
+// when the server must weigh a key and cannot.
+func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos cdc.Position) (change.Batch, error) {
 	out := b
 	out.Changes = nil
 	for _, c := range b.Changes {
@@ -190,33 +230,46 @@ func (h *Handoff) Filter(b change.Batch, pos cdc.Position) change.Batch {
 			out.Changes = append(out.Changes, c)
 			continue
 		}
-		if kept, ok := h.filter(c, pos); ok {
+		kept, ok, err := h.filter(ctx, c, pos)
+		if err != nil {
+			return change.Batch{}, err
+		}
+		if ok {
 			out.Changes = append(out.Changes, kept)
 		}
 	}
-	return out
+	return out, nil
 }
 
-func (h *Handoff) filter(c change.Change, pos cdc.Position) (change.Change, bool) {
+func (h *Handoff) filter(ctx context.Context, c change.Change, pos cdc.Position) (change.Change, bool, error) {
 	id := c.Schema.Table
 	switch c.Op {
 	case change.Insert:
-		return c, !h.Skip(id, c.After, pos)
+		skip, err := h.Skip(ctx, id, c.After, pos)
+		return c, !skip, err
 	case change.Delete:
-		return c, !h.Skip(id, c.Before, pos)
+		skip, err := h.Skip(ctx, id, c.Before, pos)
+		return c, !skip, err
 	case change.Update:
-		before, after := h.Skip(id, c.Before, pos), h.Skip(id, c.After, pos)
+		before, err := h.Skip(ctx, id, c.Before, pos)
+		if err != nil {
+			return c, false, err
+		}
+		after, err := h.Skip(ctx, id, c.After, pos)
+		if err != nil {
+			return c, false, err
+		}
 		switch {
 		case before && after:
-			return c, false
+			return c, false, nil
 		case before:
-			return change.Change{Schema: c.Schema, Op: change.Insert, After: c.After}, true
+			return change.Change{Schema: c.Schema, Op: change.Insert, After: c.After}, true, nil
 		case after:
 			if recordKey(c.Schema, c.Before) == recordKey(c.Schema, c.After) {
-				return c, false
+				return c, false, nil
 			}
-			return change.Change{Schema: c.Schema, Op: change.Delete, Before: c.Before}, true
+			return change.Change{Schema: c.Schema, Op: change.Delete, Before: c.Before}, true, nil
 		}
 	}
-	return c, true
+	return c, true, nil
 }

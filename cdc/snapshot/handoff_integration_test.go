@@ -33,45 +33,55 @@ type workload struct {
 	rng   *rand.Rand
 	ops   atomic.Int64
 	maxID int64
-	// textKey: the primary key is k, a case-insensitive text made from id (textKeyTable).
+	// textKey: the primary key is k, a text in a case-insensitive collation made from id
+	// (textKeyTable).
 	textKey bool
 }
 
 const workloadTable = "CREATE TABLE t (id BIGINT PRIMARY KEY, version BIGINT NOT NULL, payload VARCHAR(40), ts TIMESTAMP(6) NULL)"
 
-// textKeyTable is workloadTable keyed by k, a utf8mb4_general_ci text made from id whose
-// letters' case varies with id (textKey): the server's order of k differs from its byte
-// order, so chunks placed by the wrong order would lose rows or let values go backwards.
+// textKeyTable is workloadTable keyed by k, a text in the collation %s made from id whose
+// first letters and case vary with id (textKey): "ß" or "ss" or "SS", then "k" or "K", the
+// id, "é" or "É". The server's order of k differs from its byte order in every
+// case-insensitive collation, and between general_ci (ß = s) and the UCA ones (ß = ss), so
+// chunks placed by the wrong order would lose rows or let values go backwards.
 const textKeyTable = "CREATE TABLE t (id BIGINT NOT NULL UNIQUE, version BIGINT NOT NULL, payload VARCHAR(40), ts TIMESTAMP(6) NULL, " +
-	"k VARCHAR(24) COLLATE utf8mb4_general_ci NOT NULL PRIMARY KEY)"
+	"k VARCHAR(24) COLLATE %s NOT NULL PRIMARY KEY)"
 
 // textKeySQL is textKey in SQL, of the column or expression %[1]s.
-const textKeySQL = "CONCAT(IF(%[1]s %% 3 = 0, 'K', 'k'), LPAD(%[1]s, 12, '0'), IF(%[1]s %% 7 < 3, 'é', 'É'))"
+const textKeySQL = "CONCAT(IF(%[1]s %% 4 = 0, 'ß', IF(%[1]s %% 5 = 0, 'SS', 'ss')), IF(%[1]s %% 3 = 0, 'K', 'k'), LPAD(%[1]s, 12, '0'), IF(%[1]s %% 7 < 3, 'é', 'É'))"
 
 func textKey(id int64) string {
-	k, e := "k", "É"
+	s, k, e := "ss", "k", "É"
+	switch {
+	case id%4 == 0:
+		s = "ß"
+	case id%5 == 0:
+		s = "SS"
+	}
 	if id%3 == 0 {
 		k = "K"
 	}
 	if id%7 < 3 {
 		e = "é"
 	}
-	return fmt.Sprintf("%s%012d%s", k, id, e)
+	return fmt.Sprintf("%s%s%012d%s", s, k, id, e)
 }
 
 func newWorkload(t *testing.T, db *sql.DB, rows int) *workload {
-	return newWorkloadOf(t, db, rows, false)
+	return newWorkloadOf(t, db, rows, "")
 }
 
-func newWorkloadOf(t *testing.T, db *sql.DB, rows int, textKeys bool) *workload {
+// newWorkloadOf is newWorkload on textKeyTable in the collation keyCollation, unless empty.
+func newWorkloadOf(t *testing.T, db *sql.DB, rows int, keyCollation string) *workload {
 	create, key := workloadTable, ""
-	if textKeys {
-		create, key = textKeyTable, ", "+fmt.Sprintf(textKeySQL, "seq * 10")
+	if keyCollation != "" {
+		create, key = fmt.Sprintf(textKeyTable, keyCollation), ", "+fmt.Sprintf(textKeySQL, "seq * 10")
 	}
 	testenv.Exec(t, db, create,
 		fmt.Sprintf("INSERT INTO t SELECT seq * 10, 1, CONCAT(seq * 10, ':1'), FROM_UNIXTIME(1000000 + seq * 10)%s FROM seq_1_to_%d", key, rows),
 		"ANALYZE TABLE t")
-	w := &workload{db: db, used: map[int64]bool{}, rng: rand.New(rand.NewPCG(1, 2)), maxID: int64(rows) * 10, textKey: textKeys}
+	w := &workload{db: db, used: map[int64]bool{}, rng: rand.New(rand.NewPCG(1, 2)), maxID: int64(rows) * 10, textKey: keyCollation != ""}
 	for i := 1; i <= rows; i++ {
 		w.live = append(w.live, int64(i)*10)
 		w.used[int64(i)*10] = true
@@ -390,16 +400,17 @@ type streamFunc func(ctx context.Context, cfg Config, tbl *table, from, to cdc.P
 // a consumer sees only increase, and its final state equals the table. The stream is read
 // with the test's own reader, and with cdc.Source as the runner will.
 func TestSnapshotUnderWrites(t *testing.T) {
-	t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, streamTable, "", false) })
-	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", false) })
-	t.Run("general_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", true) })
+	t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, streamTable, "", "") })
+	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "") })
+	t.Run("general_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "utf8mb4_general_ci") })
+	t.Run("uca1400_ai_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "utf8mb4_uca1400_ai_ci") })
 }
 
 // TestSnapshotDuringAddColumn is TestSnapshotUnderWrites with an ALTER TABLE … ADD COLUMN
 // once a tenth of the chunks are read: the snapshot carries on, the chunks read after it
 // have the new column, and nothing is lost or goes backwards.
 func TestSnapshotDuringAddColumn(t *testing.T) {
-	snapshotUnderWrites(t, sourceStream, "ALTER TABLE t ADD COLUMN x1 INT NOT NULL DEFAULT 7", false)
+	snapshotUnderWrites(t, sourceStream, "ALTER TABLE t ADD COLUMN x1 INT NOT NULL DEFAULT 7", "")
 }
 
 // sourceStream streams with cdc.Source, joining the batches of each transaction.
@@ -434,10 +445,11 @@ func sourceStream(ctx context.Context, cfg Config, tbl *table, from, to cdc.Posi
 }
 
 // snapshotUnderWrites runs the scenario of TestSnapshotUnderWrites, with ddl (unless empty)
-// run once the snapshot has emitted some chunks, on textKeyTable if textKeys.
-func snapshotUnderWrites(t *testing.T, stream streamFunc, ddl string, textKeys bool) {
+// run once the snapshot has emitted some chunks, on textKeyTable in keyCollation unless
+// empty.
+func snapshotUnderWrites(t *testing.T, stream streamFunc, ddl, keyCollation string) {
 	name, db := testenv.Database(t)
-	w := newWorkloadOf(t, db, 20000, textKeys)
+	w := newWorkloadOf(t, db, 20000, keyCollation)
 	id := change.TableID{DB: name, Table: "t"}
 	cfg := testConfig(id)
 	cfg.ChunkSize, cfg.Parallelism, cfg.FetchSize = 300, 2, 100
@@ -488,12 +500,17 @@ func snapshotUnderWrites(t *testing.T, stream streamFunc, ddl string, textKeys b
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer h.Close()
 	tbl, _ := testTable(t, cfg, id)
 	skipped, streamed := 0, 0
 	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer scancel()
 	err = stream(sctx, s.cfg, tbl, h.Start(), end, func(b change.Batch, pos cdc.Position) {
-		kept := h.Filter(b, pos)
+		kept, err := h.Filter(sctx, b, pos)
+		if err != nil {
+			t.Error(err)
+			return
+		}
 		skipped += len(b.Changes) - len(kept.Changes)
 		streamed += len(kept.Changes)
 		for _, ch := range kept.Changes {

@@ -23,7 +23,7 @@ func testProgress() Progress {
 func row(id int64) change.Row { return change.Row{change.IntValue(id), change.IntValue(0)} }
 
 func TestHandoffSkip(t *testing.T) {
-	h, err := newHandoff(testProgress(), []*table{intTable()})
+	h, err := newHandoff(t.Context(), testProgress(), []*table{intTable()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +39,11 @@ func TestHandoffSkip(t *testing.T) {
 		{5, 500, true}, {5, 501, false}, {10, 499, true}, {11, 300, true}, {20, 301, false},
 		{21, 899, true}, {21, 900, true}, {1 << 40, 901, false}, {-1 << 40, 120, true},
 	} {
-		if got := h.Skip(id, row(c.id), pos(c.at)); got != c.skip {
+		if got, err := h.Skip(t.Context(), id, row(c.id), pos(c.at)); err != nil || got != c.skip {
 			t.Errorf("Skip(id %d at %d) = %v, want %v", c.id, c.at, got, c.skip)
 		}
 	}
-	if h.Skip(change.TableID{DB: "d", Table: "other"}, row(5), pos(1)) {
+	if skip, _ := h.Skip(t.Context(), change.TableID{DB: "d", Table: "other"}, row(5), pos(1)); skip {
 		t.Error("a table outside the snapshot is never skipped")
 	}
 	if h.Done(pos(899)) || !h.Done(pos(900)) {
@@ -53,7 +53,7 @@ func TestHandoffSkip(t *testing.T) {
 
 func TestHandoffFilterKeyChange(t *testing.T) {
 	tbl := intTable()
-	h, err := newHandoff(testProgress(), []*table{tbl})
+	h, err := newHandoff(t.Context(), testProgress(), []*table{tbl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,10 @@ func TestHandoffFilterKeyChange(t *testing.T) {
 		return change.Change{Schema: s, Op: change.Update, Before: row(from), After: row(to)}
 	}
 	// At 400: chunk (-∞,10] (high 500) reflects it, chunk (10,20] (high 300) does not.
-	b := h.Filter(change.Batch{End: true, Changes: []change.Change{up(5, 15), up(15, 5), up(3, 4), up(12, 13)}}, pos(400))
+	b, err := h.Filter(t.Context(), change.Batch{End: true, Changes: []change.Change{up(5, 15), up(15, 5), up(3, 4), up(12, 13)}}, pos(400))
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"insert 15", "delete 15", "update 12->13"}
 	if len(b.Changes) != len(want) {
 		t.Fatalf("kept %d changes: %+v", len(b.Changes), b.Changes)
@@ -92,7 +95,7 @@ func itoa(i int64) string { return strconv.FormatInt(i, 10) }
 func TestHandoffRejectsHoles(t *testing.T) {
 	p := testProgress()
 	p.Chunks = p.Chunks[1:] // (20,+∞] missing
-	if _, err := newHandoff(p, []*table{intTable()}); err == nil {
+	if _, err := newHandoff(t.Context(), p, []*table{intTable()}); err == nil {
 		t.Fatal("a key space not covered must be an error")
 	}
 }

@@ -31,7 +31,8 @@ type keyColumn struct {
 	sqlType string // COLUMN_TYPE
 	param   string // the placeholder expression: "?" or "CAST(? AS DECIMAL(p,s))"
 	// collation is the name of a keyText column's collation, and coll its order, set by
-	// [loadTable].
+	// [loadTable]. When only the server can weigh its texts (coll.server), key tuples hold
+	// weight strings instead ([table.sortable]).
 	collation string
 	coll      *collation
 }
@@ -71,8 +72,8 @@ func newKeyColumn(f columnFacts, index int) (keyColumn, error) {
 		kc.typ = keyBytes
 	case "char", "varchar":
 		if !supportedCollation(f.Collation) {
-			return kc, fmt.Errorf("chunk key column %s (%s collate %s) is ordered by a collation the snapshot cannot reproduce outside the server; "+
-				"use a key column that is an integer, DECIMAL, temporal, BINARY/VARBINARY or text with a *_bin or *_general_ci collation, "+
+			return kc, fmt.Errorf("chunk key column %s (%s collate %s) is ordered by a collation the snapshot cannot reproduce; "+
+				"use a key column that is an integer, DECIMAL, temporal, BINARY/VARBINARY or text in a Unicode character set (or in a *_bin or *_general_ci collation), "+
 				"or name one with scan.incremental.snapshot.chunk.key-column", f.Name, f.ColumnType, f.Collation)
 		}
 		kc.typ, kc.collation = keyText, f.Collation
@@ -108,7 +109,10 @@ func (kc *keyColumn) compare(a, b change.Value) int {
 	case change.Decimal:
 		return compareDecimal(a.Bytes, b.Bytes)
 	case change.String:
-		if kc.coll != nil {
+		switch {
+		case kc.coll != nil && kc.coll.server:
+			return kc.coll.compareWeights(a.Bytes, b.Bytes) // tuples made by table.sortable
+		case kc.coll != nil:
 			return kc.coll.compare(a.Bytes, b.Bytes)
 		}
 	}

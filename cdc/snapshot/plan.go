@@ -62,13 +62,13 @@ func (p *planner) walk(ctx context.Context, g span, emit func(span) error) error
 			return err
 		}
 		if next == nil {
-			s, err := newSpan(g.t, lo, g.hi)
+			s, err := newSpan(ctx, g.t, lo, g.hi)
 			if err != nil {
 				return err
 			}
 			return emit(s)
 		}
-		s, err := newSpan(g.t, lo, next)
+		s, err := newSpan(ctx, g.t, lo, next)
 		if err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func (p *planner) walk(ctx context.Context, g span, emit func(span) error) error
 // nextBoundary returns the key size rows after lo within g, or nil when fewer rows remain
 // (or when that key is g's own upper bound).
 func (p *planner) nextBoundary(ctx context.Context, g span, lo Bound) (Bound, error) {
-	s, err := newSpan(g.t, lo, g.hi)
+	s, err := newSpan(ctx, g.t, lo, g.hi)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (p *planner) nextBoundary(ctx context.Context, g span, lo Bound) (Bound, er
 	if b == nil || g.hi == nil {
 		return b, nil
 	}
-	v, err := g.t.decodeBound(b)
+	v, err := g.t.decodeBound(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: boundary %s: %w", s, b, err)
 	}
@@ -164,7 +164,7 @@ func (p *planner) planEven(ctx context.Context, t *table, emit func(span) error)
 		return false, fmt.Errorf("plan %s: min/max of %s: %w", t.id, t.key[0].name, err)
 	}
 	if !lo.Valid { // empty table: one chunk for every key it may get
-		s, err := newSpan(t, nil, nil)
+		s, err := newSpan(ctx, t, nil, nil)
 		if err != nil {
 			return false, err
 		}
@@ -178,7 +178,7 @@ func (p *planner) planEven(ctx context.Context, t *table, emit func(span) error)
 	if !ok {
 		return false, nil
 	}
-	return true, emitEven(t, ints, step, emit)
+	return true, emitEven(ctx, t, ints, step, emit)
 }
 
 // intRange is MIN and MAX of an integer key in uint64 space: signed values are offset so that
@@ -227,11 +227,11 @@ func evenStep(width uint64, estimate int64, size int) (uint64, bool) {
 }
 
 // emitEven emits (-∞, min+step-1], (min+step-1, min+2step-1], …, (…, +∞).
-func emitEven(t *table, r intRange, step uint64, emit func(span) error) error {
+func emitEven(ctx context.Context, t *table, r intRange, step uint64, emit func(span) error) error {
 	var lo Bound
 	for off := step - 1; off < r.width; off += step {
 		hi := Bound{r.text(off)}
-		s, err := newSpan(t, lo, hi)
+		s, err := newSpan(ctx, t, lo, hi)
 		if err != nil {
 			return err
 		}
@@ -243,7 +243,7 @@ func emitEven(t *table, r intRange, step uint64, emit func(span) error) error {
 			break
 		}
 	}
-	s, err := newSpan(t, lo, nil)
+	s, err := newSpan(ctx, t, lo, nil)
 	if err != nil {
 		return err
 	}

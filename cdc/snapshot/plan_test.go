@@ -28,7 +28,7 @@ func bound(s string) Bound {
 
 func mustSpan(t *testing.T, tbl *table, lo, hi string) span {
 	t.Helper()
-	s, err := newSpan(tbl, bound(lo), bound(hi))
+	s, err := newSpan(t.Context(), tbl, bound(lo), bound(hi))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +104,36 @@ func TestCollationCompare(t *testing.T) {
 	}
 }
 
+// TestCompareWeights orders weight strings as the server orders their texts: byte by byte,
+// and in a PAD SPACE collation with the shorter one padded with the weight of a space
+// (0209 in UCA), so that a unit below it ('\t', 0201) sorts before the end.
+func TestCompareWeights(t *testing.T) {
+	pad := &collation{name: "utf8mb4_unicode_ci", padSpace: true, server: true, space: []byte{0x02, 0x09}}
+	nopad := &collation{name: "utf8mb4_unicode_nopad_ci", server: true, space: []byte{0x02, 0x09}}
+	a, tab, sp, bang := []byte{0x20, 0x75}, []byte{0x20, 0x75, 0x02, 0x01}, []byte{0x20, 0x75, 0x02, 0x09}, []byte{0x20, 0x75, 0x02, 0x60}
+	for _, c := range []struct {
+		coll *collation
+		a, b []byte
+		want int
+	}{
+		{pad, a, a, 0}, {pad, a, sp, 0}, {pad, sp, a, 0}, {pad, tab, a, -1}, {pad, a, tab, 1}, {pad, bang, a, 1},
+		{pad, a, bang, -1}, {pad, nil, []byte{0x02, 0x09}, 0}, {pad, nil, sp, -1}, {pad, []byte{0x20, 0x76}, bang, 1}, {pad, append(sp, 0x02, 0x09), sp, 0},
+		{nopad, a, sp, -1}, {nopad, tab, a, 1}, {nopad, a, a, 0}, {nopad, nil, a, -1},
+	} {
+		if got := c.coll.compareWeights(c.a, c.b); got != c.want {
+			t.Errorf("%s: compareWeights(%X, %X) = %d, want %d", c.coll.name, c.a, c.b, got, c.want)
+		}
+	}
+}
+
 func TestSupportedCollation(t *testing.T) {
 	for name, want := range map[string]bool{
 		"utf8mb4_bin": true, "utf8mb4_nopad_bin": true, "ascii_bin": true, "utf8mb3_bin": true,
 		"utf8mb4_general_ci": true, "utf8mb4_general_nopad_ci": true, "utf8_general_ci": true,
 		"latin1_swedish_ci": true, "latin1_general_ci": true,
-		"utf8mb4_unicode_ci": false, "utf8mb4_uca1400_ai_ci": false, "utf8mb4_0900_ai_ci": false,
-		"latin1_german2_ci": false, "utf8mb4_general_mysql500_ci": false, "latin1_bin": false,
+		"utf8mb4_unicode_ci": true, "utf8mb4_uca1400_ai_ci": true, "utf8mb4_0900_ai_ci": true, "utf8mb4_german2_ci": true,
+		"ucs2_unicode_520_ci": true, "utf8mb4_general_mysql500_ci": true,
+		"latin1_german2_ci": false, "cp1250_czech_cs": false, "latin1_bin": false, "binary": true,
 	} {
 		if got := supportedCollation(name); got != want {
 			t.Errorf("supportedCollation(%s) = %v, want %v", name, got, want)
@@ -160,7 +183,7 @@ func TestEmitEven(t *testing.T) {
 	tbl := intTable()
 	var his []string
 	r := intRange{min: uint64(math.MaxInt64 - 2500), width: 2500, signed: true}
-	err := emitEven(tbl, r, 1000, func(s span) error { his = append(his, s.hi.String()); return nil })
+	err := emitEven(t.Context(), tbl, r, 1000, func(s span) error { his = append(his, s.hi.String()); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

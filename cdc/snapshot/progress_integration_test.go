@@ -136,11 +136,17 @@ func testResume(t *testing.T, crashAt, lag int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer h.Close()
 	tbl, _ := testTable(t, cfg, id)
 	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer scancel()
 	err = streamTable(sctx, second.cfg, tbl, h.Start(), end, func(b change.Batch, pos cdc.Position) {
-		for _, ch := range h.Filter(b, pos).Changes {
+		kept, err := h.Filter(sctx, b, pos)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, ch := range kept.Changes {
 			c.change(ch)
 		}
 	})
@@ -153,8 +159,8 @@ func testResume(t *testing.T, crashAt, lag int) {
 // overlaps reports whether two chunks of the single-integer-key table share a key.
 func overlaps(t *testing.T, a, b DoneChunk) bool {
 	tbl := intTable()
-	sa, err1 := newSpan(tbl, a.Lo, a.Hi)
-	sb, err2 := newSpan(tbl, b.Lo, b.Hi)
+	sa, err1 := newSpan(t.Context(), tbl, a.Lo, a.Hi)
+	sb, err2 := newSpan(t.Context(), tbl, b.Lo, b.Hi)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}

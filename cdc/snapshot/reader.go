@@ -125,7 +125,7 @@ func (r *reader) read(ctx context.Context, s span, emit func(piece) error) error
 // again: its watermark window then starts after the change.
 func (r *reader) readReshaping(ctx context.Context, s span) (piece, *span, error) {
 	for attempt := 0; ; attempt++ {
-		cur, err := r.shapes.current(s)
+		cur, err := r.shapes.current(ctx, s)
 		if err != nil {
 			return piece{}, nil, err
 		}
@@ -159,7 +159,7 @@ func (r *reader) readPiece(ctx context.Context, s span) (_ piece, _ *span, err e
 	readAt := time.Now()
 	var rest *span
 	if last != nil {
-		if s, rest, err = cut(s, last); err != nil {
+		if s, rest, err = cut(ctx, s, last); err != nil {
 			return piece{}, nil, err
 		}
 	}
@@ -175,12 +175,12 @@ func (r *reader) readPiece(ctx context.Context, s span) (_ piece, _ *span, err e
 }
 
 // cut splits s after the key last: (lo, last] and (last, hi].
-func cut(s span, last Bound) (span, *span, error) {
-	head, err := newSpan(s.t, s.lo, last)
+func cut(ctx context.Context, s span, last Bound) (span, *span, error) {
+	head, err := newSpan(ctx, s.t, s.lo, last)
 	if err != nil {
 		return span{}, nil, err
 	}
-	tail, err := newSpan(s.t, last, s.hi)
+	tail, err := newSpan(ctx, s.t, last, s.hi)
 	if err != nil {
 		return span{}, nil, err
 	}

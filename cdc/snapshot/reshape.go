@@ -65,14 +65,14 @@ func newShapes(db *sql.DB, cfg *Config, tables []*table) *shapes {
 }
 
 // current returns s bound to its table's current description.
-func (sh *shapes) current(s span) (span, error) {
+func (sh *shapes) current(ctx context.Context, s span) (span, error) {
 	sh.mu.Lock()
 	t := sh.cur[s.t.id]
 	sh.mu.Unlock()
 	if t == nil || t == s.t {
 		return s, nil
 	}
-	return newSpan(t, s.lo, s.hi)
+	return newSpan(ctx, t, s.lo, s.hi)
 }
 
 // refresh describes stale's table again, unless another reader already has, and returns

@@ -70,7 +70,7 @@ func TestGoneBeforeLow(t *testing.T) {
 		{int64(17), int64(1), int64(2), nil}, // wider still
 		{int64(18), "v was a string then"},   // as wide as now, another type before a DDL
 	} {
-		if err := m.remove(raw, false); err != nil {
+		if err := m.remove(t.Context(), raw, false); err != nil {
 			t.Fatalf("remove %v: %v", raw, err)
 		}
 	}
@@ -84,7 +84,7 @@ func TestGoneBeforeLow(t *testing.T) {
 	if len(got) != 4 || !got[15] || !got[16] || !got[17] || !got[18] {
 		t.Fatalf("tombstones for %v, want 15, 16, 17 and 18", got)
 	}
-	err := m.remove([]any{"not an id"}, false)
+	err := m.remove(t.Context(), []any{"not an id"}, false)
 	if !reshaped(err) {
 		t.Fatalf("an undecodable key before a DDL: %v, want a shape error", err)
 	}

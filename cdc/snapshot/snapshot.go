@@ -59,7 +59,7 @@ func (s *Snapshot) Run(ctx context.Context, out chan<- change.Batch) error {
 	if err != nil {
 		return err
 	}
-	todo, err := s.todo(tables)
+	todo, err := s.todo(ctx, tables)
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func (s *Snapshot) loadTables(ctx context.Context, db *sql.DB) ([]*table, error)
 }
 
 // todo returns each table's key ranges that the resumed progress does not cover.
-func (s *Snapshot) todo(tables []*table) ([]tableGaps, error) {
+func (s *Snapshot) todo(ctx context.Context, tables []*table) ([]tableGaps, error) {
 	done := map[change.TableID][]span{}
 	byID := map[change.TableID]*table{}
 	for _, t := range tables {
@@ -311,7 +311,7 @@ func (s *Snapshot) todo(tables []*table) ([]tableGaps, error) {
 		if t == nil {
 			continue
 		}
-		sp, err := newSpan(t, d.Lo, d.Hi)
+		sp, err := newSpan(ctx, t, d.Lo, d.Hi)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot: resume: %w", err)
 		}

@@ -65,6 +65,9 @@ type table struct {
 	estimate  int64
 	selectSQL string // "SELECT `a`,`b` FROM `db`.`t`"
 	orderSQL  string // " ORDER BY `k1`,`k2`"
+	// weigher weighs the key texts that only the server can order, through the pool the
+	// table was loaded with; nil when the key has none.
+	weigher *weigher
 }
 
 // name returns the table's quoted name.
@@ -109,6 +112,11 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 		}
 	}
 	t := &table{id: id, desc: desc, key: key}
+	for _, kc := range key {
+		if kc.coll != nil && kc.coll.server {
+			t.weigher = newWeigher(db)
+		}
+	}
 	t.estimate, err = rowEstimate(ctx, db, id)
 	if err != nil {
 		return nil, err

@@ -185,7 +185,7 @@ func (w *binlogWindow) merge(ctx context.Context, s span, rows *chunkRows, from,
 		if string(ev.Table.Schema) != s.t.id.DB || string(ev.Table.Table) != s.t.id.Table {
 			return nil
 		}
-		return m.apply(ev, at.After(low))
+		return m.apply(ctx, ev, at.After(low))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: merge binlog %s to %s: %w", s, from, high, err)
@@ -260,7 +260,7 @@ func (w *binlogWindow) read(ctx context.Context, low, high cdc.Position, fn func
 // records the keys that leave it. An insert or the after image of an update whose key is in
 // the span is upserted; a delete, or the before image of an update, whose key is in the span
 // is removed (the before image first, so a key-changing update moves the row).
-func (m *mergeState) apply(ev *replication.RowsEvent, merge bool) error {
+func (m *mergeState) apply(ctx context.Context, ev *replication.RowsEvent, merge bool) error {
 	if err := cdc.FullImages(ev); err != nil {
 		return fmt.Errorf("table %s: %w", m.span.t.id, err)
 	}
@@ -273,12 +273,12 @@ func (m *mergeState) apply(ev *replication.RowsEvent, merge bool) error {
 		var err error
 		switch op {
 		case replication.EnumRowsEventTypeInsert:
-			err = m.upsert(ev.Rows[i], merge)
+			err = m.upsert(ctx, ev.Rows[i], merge)
 		case replication.EnumRowsEventTypeDelete:
-			err = m.remove(ev.Rows[i], merge)
+			err = m.remove(ctx, ev.Rows[i], merge)
 		case replication.EnumRowsEventTypeUpdate:
-			if err = m.remove(ev.Rows[i], merge); err == nil {
-				err = m.upsert(ev.Rows[i+1], merge)
+			if err = m.remove(ctx, ev.Rows[i], merge); err == nil {
+				err = m.upsert(ctx, ev.Rows[i+1], merge)
 			}
 		}
 		if err != nil {
@@ -288,11 +288,11 @@ func (m *mergeState) apply(ev *replication.RowsEvent, merge bool) error {
 	return nil
 }
 
-func (m *mergeState) upsert(raw []any, merge bool) error {
+func (m *mergeState) upsert(ctx context.Context, raw []any, merge bool) error {
 	if !merge {
 		return nil
 	}
-	in, err := inSpan(m.span, raw)
+	in, err := inSpan(ctx, m.span, raw)
 	if err != nil || !in {
 		return err
 	}
@@ -304,14 +304,14 @@ func (m *mergeState) upsert(raw []any, merge bool) error {
 	return nil
 }
 
-func (m *mergeState) remove(raw []any, merge bool) error {
+func (m *mergeState) remove(ctx context.Context, raw []any, merge bool) error {
 	if !merge {
 		if m.gone == nil {
 			return nil
 		}
-		return m.goneBeforeLow(raw)
+		return m.goneBeforeLow(ctx, raw)
 	}
-	in, err := inSpan(m.span, raw)
+	in, err := inSpan(ctx, m.span, raw)
 	if err != nil || !in {
 		return err
 	}
@@ -332,7 +332,7 @@ func (m *mergeState) remove(raw []any, merge bool) error {
 // again with another type), so only the key columns are decoded, at their current
 // positions: that holds when the columns changed after them, as with the usual ADD and DROP
 // COLUMN. A key that does not decode stops the chunk as a shape change.
-func (m *mergeState) goneBeforeLow(raw []any) error {
+func (m *mergeState) goneBeforeLow(ctx context.Context, raw []any) error {
 	t := m.span.t
 	row := make(change.Row, len(t.desc.Columns))
 	indexes := slices.Clone(t.desc.Schema.Key)
@@ -351,14 +351,18 @@ func (m *mergeState) goneBeforeLow(raw []any) error {
 		}
 		row[i] = v
 	}
-	if m.span.contains(t.key.values(row)) {
+	key, err := t.keyOf(ctx, row)
+	if err != nil {
+		return err
+	}
+	if m.span.contains(key) {
 		m.gone[recordKey(m.rows.schema, row)] = row
 	}
 	return nil
 }
 
 // inSpan decodes only the chunk key of a binlog row and tests it against the span.
-func inSpan(s span, raw []any) (bool, error) {
+func inSpan(ctx context.Context, s span, raw []any) (bool, error) {
 	if len(raw) != len(s.t.desc.Columns) {
 		return false, &shapeError{Table: s.t.id, Err: fmt.Errorf("the binlog has %d columns, the snapshot %d",
 			len(raw), len(s.t.desc.Columns))}
@@ -370,6 +374,9 @@ func inSpan(s span, raw []any) (bool, error) {
 			return false, &shapeError{Table: s.t.id, Err: fmt.Errorf("key column %s: %w", kc.name, err)}
 		}
 		key[i] = v
+	}
+	if err := s.t.sortable(ctx, key); err != nil {
+		return false, err
 	}
 	return s.contains(key), nil
 }
