@@ -55,21 +55,30 @@ func (s *Snapshot) Handoff(ctx context.Context) (*Handoff, error) {
 	if err != nil {
 		return nil, err
 	}
+	h, err := s.handoffWith(ctx, db, p)
+	if err != nil || h.db == nil {
+		db.Close()
+	}
+	return h, err
+}
+
+// handoffWith builds the Handoff through db, which it keeps when a table's keys need the
+// server to be ordered.
+func (s *Snapshot) handoffWith(ctx context.Context, db *sql.DB, p Progress) (*Handoff, error) {
 	tables, err := s.loadTables(ctx, db)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	h, err := newHandoff(ctx, p, tables)
-	if err == nil {
-		h.start.MariaDB, err = gtidAt(ctx, db, h.start)
-		err = wrapIf(err, "snapshot: handoff: gtid of %s", h.start)
+	if err != nil {
+		return nil, err
 	}
-	if err != nil || !slices.ContainsFunc(tables, func(t *table) bool { return t.weigher != nil }) {
-		db.Close()
-		return h, err
+	if h.start.MariaDB, err = gtidAt(ctx, db, h.start); err != nil {
+		return nil, fmt.Errorf("snapshot: handoff: gtid of %s: %w", h.start, err)
 	}
-	h.db = db
+	if slices.ContainsFunc(tables, func(t *table) bool { return t.weigher != nil }) {
+		h.db = db
+	}
 	return h, nil
 }
 
@@ -79,14 +88,6 @@ func (h *Handoff) Close() error {
 		return nil
 	}
 	return h.db.Close()
-}
-
-// wrapIf wraps a non-nil err with the formatted context.
-func wrapIf(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // gtidAt returns the MariaDB GTID state at a binlog file and offset, or nil when the server
@@ -117,21 +118,20 @@ func newHandoff(ctx context.Context, p Progress, tables []*table) (*Handoff, err
 		return h, nil
 	}
 	for _, t := range tables {
-		ht, end, err := handoffFor(ctx, t, p.Chunks)
+		ht, err := handoffFor(ctx, t, p.Chunks)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot: handoff: %w", err)
 		}
 		h.tables[t.id] = ht
-		if h.end.IsZero() || end.After(h.end) {
-			h.end = end
+		if h.end.IsZero() || ht.last.After(h.end) {
+			h.end = ht.last
 		}
 	}
 	return h, nil
 }
 
-// handoffFor sorts the table's chunks and checks that they partition its key space; it also
-// returns their largest high watermark.
-func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable, cdc.Position, error) {
+// handoffFor sorts the table's chunks and checks that they partition its key space.
+func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable, error) {
 	type entry struct {
 		sp   span
 		high cdc.Position
@@ -144,11 +144,11 @@ func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable,
 		}
 		sp, err := newSpan(ctx, t, d.Lo, d.Hi)
 		if err != nil {
-			return nil, ht.last, err
+			return nil, err
 		}
 		high, err := cdc.ParsePosition(d.High)
 		if err != nil {
-			return nil, ht.last, fmt.Errorf("chunk %s: high watermark: %w", sp, err)
+			return nil, fmt.Errorf("chunk %s: high watermark: %w", sp, err)
 		}
 		entries = append(entries, entry{sp, high})
 		if ht.last.IsZero() || high.After(ht.last) {
@@ -158,20 +158,19 @@ func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable,
 			ht.first = high
 		}
 	}
-	end := ht.last
 	slices.SortFunc(entries, func(a, b entry) int { return compareLower(t, a.sp.loV, b.sp.loV) })
 	var prev []change.Value
 	for i, e := range entries {
 		if (i == 0) != (e.sp.loV == nil) || (i > 0 && (prev == nil || t.key.compare(e.sp.loV, prev) != 0)) {
-			return nil, end, fmt.Errorf("table %s: the finished chunks do not cover its key space at %s", t.id, e.sp)
+			return nil, fmt.Errorf("table %s: the finished chunks do not cover its key space at %s", t.id, e.sp)
 		}
 		ht.chunks = append(ht.chunks, handoffChunk{hi: e.sp.hiV, high: e.high})
 		prev = e.sp.hiV
 	}
 	if len(entries) == 0 || prev != nil {
-		return nil, end, fmt.Errorf("table %s: the finished chunks do not reach the end of its key space", t.id)
+		return nil, fmt.Errorf("table %s: the finished chunks do not reach the end of its key space", t.id)
 	}
-	return ht, end, nil
+	return ht, nil
 }
 
 // Start returns where the binlog stream starts: the smallest low watermark of all chunks.

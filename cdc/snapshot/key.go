@@ -20,7 +20,7 @@ const (
 	keyDecimal                     // DECIMAL: text parameter cast to the column's DECIMAL(p,s)
 	keyTemporal                    // DATE, DATETIME, TIMESTAMP, TIME: text parameter
 	keyBytes                       // BINARY, VARBINARY: binary parameter, byte order
-	keyText                        // CHAR, VARCHAR in a collation the snapshot can reproduce: text parameter
+	keyText                        // CHAR, VARCHAR in a collation the snapshot can reproduce: binary parameter read in the column's character set and collation
 )
 
 // keyColumn is one column of a table's chunk key.
@@ -76,7 +76,11 @@ func newKeyColumn(f columnFacts, index int) (keyColumn, error) {
 				"use a key column that is an integer, DECIMAL, temporal, BINARY/VARBINARY or text in a Unicode character set (or in a *_bin or *_general_ci collation), "+
 				"or name one with scan.incremental.snapshot.chunk.key-column", f.Name, f.ColumnType, f.Collation)
 		}
+		// A bound is the server's text in the column's own character set (the SELECTs
+		// ask for results unconverted): sent as bytes, read back in that set.
+		charset, _, _ := strings.Cut(f.Collation, "_")
 		kc.typ, kc.collation = keyText, f.Collation
+		kc.param = "CONVERT(? USING " + charset + ") COLLATE " + f.Collation
 	default:
 		return kc, fmt.Errorf("chunk key column %s has type %s, which cannot be used as a chunk key; use an integer, DECIMAL, temporal, BINARY/VARBINARY or CHAR/VARCHAR column", f.Name, f.ColumnType)
 	}
@@ -90,7 +94,7 @@ func (kc *keyColumn) paramValue(text []byte) (any, error) {
 		return strconv.ParseInt(string(text), 10, 64)
 	case keyUnsigned:
 		return strconv.ParseUint(string(text), 10, 64)
-	case keyBytes:
+	case keyBytes, keyText:
 		return text, nil
 	}
 	return string(text), nil

@@ -244,8 +244,9 @@ func interpolate(query string, args []any) (string, error) {
 }
 
 // literal renders a chunk bound parameter (see keyColumn.paramValue) as SQL. Text and bytes
-// are written in hexadecimal, which no sql_mode reads differently: bytes as a binary string,
-// text with the _utf8mb4 introducer (text chunk keys are utf8 or ascii).
+// are written in hexadecimal, which no sql_mode reads differently: bytes as a binary string
+// (a text key's placeholder converts it to the column's character set), text with the
+// _utf8mb4 introducer.
 func literal(v any) (string, error) {
 	switch x := v.(type) {
 	case int64:

@@ -17,8 +17,9 @@ import (
 )
 
 // weigher asks the server for the weight strings of key texts whose collation only the
-// server can weigh (collation.server), and remembers the most recent ones: chunk bounds are
-// weighed again for every binlog event placed against them. It is safe for concurrent use.
+// server can weigh (collation.server), and remembers the most recent ones: each chunk bound
+// is the upper bound of one chunk and the lower of the next, and a busy row's key comes
+// back in event after event. It is safe for concurrent use.
 type weigher struct {
 	db    *sql.DB
 	mu    sync.Mutex
