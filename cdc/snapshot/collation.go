@@ -21,13 +21,14 @@ import (
 //   - The *_general_ci family (Unicode and single-byte) and latin1_swedish_ci weigh each
 //     character on its own, with one weight of a fixed width: their table is read from the
 //     server (WEIGHT_STRING of every character up to U+FFFF), and texts are compared in Go.
-//   - The other collations of the Unicode character sets (the UCA ones: *_unicode_ci,
-//     *_unicode_520_ci, *_uca1400_*_ci, MySQL 8's *_0900_ai_ci and their language
-//     tailorings) weigh sequences of characters (contractions, expansions, ignorable
-//     characters), which only the server knows: a key text is compared through its
+//   - The other collations of the Unicode character sets and of latin1 (the UCA ones:
+//     *_unicode_ci, *_unicode_520_ci, *_uca1400_*_ci, MySQL 8's *_0900_ai_ci and their
+//     language tailorings; latin1_german2_ci, latin1_bin…) weigh sequences of characters
+//     (contractions, expansions, ignorable characters) or bytes of a character set other
+//     than Go's, which only the server knows: a key text is compared through its
 //     WEIGHT_STRING, asked of the server ([weigher]). Only single-level collations are
-//     used (accent- and case-insensitive: one weight unit per letter), whose weight strings
-//     order as the texts do, unit by unit.
+//     used, whose weight strings order as the texts do, unit by unit (the accent- or
+//     case-sensitive UCA ones append a level after another).
 //
 // A PAD SPACE collation compares as if the shorter text were padded with spaces
 // ('a\t' < 'a' = 'a ' < 'a!'). Every collation is checked against the server's own
@@ -141,12 +142,14 @@ func binaryOrdered(collation string) bool {
 // weighedCollation matches the collations that weigh each character on its own.
 var weighedCollation = regexp.MustCompile(`^(?:(?:utf8|utf8mb3|utf8mb4|ucs2|utf16|utf16le|utf32|latin1|ascii)_general(?:_nopad)?_ci|latin1_swedish(?:_nopad)?_ci)$`)
 
-// serverWeighed reports whether a collation is one of the Unicode character sets' whose
-// texts only the server can weigh: all of theirs but the binary and general ones.
+// serverWeighed reports whether a collation is one of the Unicode character sets' or
+// latin1's whose texts only the server can weigh: all of theirs but the binary-ordered and
+// general ones (latin1_bin too: MariaDB's latin1 is cp1252, whose bytes 0x80-0x9F are not
+// in code point order).
 func serverWeighed(name string) bool {
 	charset, _, _ := strings.Cut(name, "_")
 	switch charset {
-	case "utf8", "utf8mb3", "utf8mb4", "ucs2", "utf16", "utf16le", "utf32":
+	case "utf8", "utf8mb3", "utf8mb4", "ucs2", "utf16", "utf16le", "utf32", "latin1":
 		return !binaryOrdered(name) && !weighedCollation.MatchString(name)
 	}
 	return false
@@ -252,14 +255,14 @@ func readWeights(ctx context.Context, db *sql.DB, name string) (*collation, erro
 // followed by that of 'a'.
 func readSpaceWeight(ctx context.Context, db *sql.DB, name string) (*collation, error) {
 	p := "WEIGHT_STRING(" + paramText(name) + ")"
-	var space, a, spaceA, aA []byte
-	err := db.QueryRowContext(ctx, "SELECT "+p+", "+p+", "+p+", "+p, " ", "a", " a", "aA").Scan(&space, &a, &spaceA, &aA)
+	var space, a, upper, spaceA, aA []byte
+	err := db.QueryRowContext(ctx, "SELECT "+p+", "+p+", "+p+", "+p+", "+p, " ", "a", "A", " a", "aA").Scan(&space, &a, &upper, &spaceA, &aA)
 	if err != nil {
 		return nil, fmt.Errorf("read the weight of a space: %w", err)
 	}
-	if len(space) == 0 || !bytes.Equal(spaceA, append(slices.Clip(space), a...)) || !bytes.Equal(aA, append(slices.Clip(a), a...)) {
-		return nil, fmt.Errorf("weighs ' ', 'a', ' a' and 'aA' as %X, %X, %X and %X: more than one level of weights "+
-			"(a collation sensitive to accents or case, which the snapshot cannot order; an *_ai_ci or *_unicode_ci one it can)", space, a, spaceA, aA)
+	if len(space) == 0 || !bytes.Equal(spaceA, append(slices.Clip(space), a...)) || !bytes.Equal(aA, append(slices.Clip(a), upper...)) {
+		return nil, fmt.Errorf("weighs texts at more than one level (WEIGHT_STRING of 'aA' is %X): the snapshot cannot order "+
+			"an accent- or case-sensitive UCA collation (an *_ai_ci or *_unicode_ci one it can)", aA)
 	}
 	return &collation{name: name, padSpace: padSpaceCollation(name), server: true, space: space}, nil
 }

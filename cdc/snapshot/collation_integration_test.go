@@ -20,11 +20,12 @@ import (
 func TestCollationsMatchServer(t *testing.T) {
 	_, db := testenv.Database(t)
 	alphabet := []string{"a", "A", "b", "B", "z", "e", "é", "É", "ê", "s", "S", "ß", " ", "\t", "!", "~", "0", "ÿ",
-		"Ω", "ω", "ǅ", "ı", "日", "\u00a0", "\u0301", "😀", "😃", "ä", "æ", "l", "·", "ж"}
+		"Ω", "ω", "ǅ", "ı", "日", "\u00a0", "\u0301", "😀", "😃", "ä", "æ", "l", "·", "ж", "€", "ñ", "ø", "å"}
 	for _, coll := range []string{"utf8mb4_general_ci", "utf8mb4_general_nopad_ci", "utf8mb3_general_ci",
 		"latin1_swedish_ci", "utf8mb4_bin", "utf8mb4_nopad_bin", "ascii_general_ci",
 		"utf8mb4_uca1400_ai_ci", "utf8mb4_uca1400_nopad_ai_ci", "utf8mb4_unicode_ci", "utf8mb4_unicode_520_nopad_ci",
-		"utf8mb3_unicode_ci", "utf8mb4_german2_ci", "utf8mb4_uca1400_swedish_ai_ci"} {
+		"utf8mb3_unicode_ci", "utf8mb4_german2_ci", "utf8mb4_uca1400_swedish_ai_ci",
+		"latin1_german2_ci", "latin1_german1_ci", "latin1_danish_ci", "latin1_spanish_ci", "latin1_general_cs", "latin1_bin", "latin1_nopad_bin"} {
 		t.Run(coll, func(t *testing.T) {
 			c, err := loadCollation(context.Background(), db, "test", coll)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,7 +47,7 @@ const workloadTable = "CREATE TABLE t (id BIGINT PRIMARY KEY, version BIGINT NOT
 // case-insensitive collation, and between general_ci (ß = s) and the UCA ones (ß = ss), so
 // chunks placed by the wrong order would lose rows or let values go backwards.
 const textKeyTable = "CREATE TABLE t (id BIGINT NOT NULL UNIQUE, version BIGINT NOT NULL, payload VARCHAR(40), ts TIMESTAMP(6) NULL, " +
-	"k VARCHAR(24) COLLATE %s NOT NULL PRIMARY KEY)"
+	"k VARCHAR(24) CHARACTER SET %[1]s COLLATE %[2]s NOT NULL PRIMARY KEY)"
 
 // textKeySQL is textKey in SQL, of the column or expression %[1]s.
 const textKeySQL = "CONCAT(IF(%[1]s %% 4 = 0, 'ß', IF(%[1]s %% 5 = 0, 'SS', 'ss')), IF(%[1]s %% 3 = 0, 'K', 'k'), LPAD(%[1]s, 12, '0'), IF(%[1]s %% 7 < 3, 'é', 'É'))"
@@ -76,7 +77,8 @@ func newWorkload(t *testing.T, db *sql.DB, rows int) *workload {
 func newWorkloadOf(t *testing.T, db *sql.DB, rows int, keyCollation string) *workload {
 	create, key := workloadTable, ""
 	if keyCollation != "" {
-		create, key = fmt.Sprintf(textKeyTable, keyCollation), ", "+fmt.Sprintf(textKeySQL, "seq * 10")
+		charset, _, _ := strings.Cut(keyCollation, "_")
+		create, key = fmt.Sprintf(textKeyTable, charset, keyCollation), ", "+fmt.Sprintf(textKeySQL, "seq * 10")
 	}
 	testenv.Exec(t, db, create,
 		fmt.Sprintf("INSERT INTO t SELECT seq * 10, 1, CONCAT(seq * 10, ':1'), FROM_UNIXTIME(1000000 + seq * 10)%s FROM seq_1_to_%d", key, rows),
@@ -404,6 +406,7 @@ func TestSnapshotUnderWrites(t *testing.T) {
 	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "") })
 	t.Run("general_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "utf8mb4_general_ci") })
 	t.Run("uca1400_ai_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "utf8mb4_uca1400_ai_ci") })
+	t.Run("latin1_german2_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "latin1_german2_ci") })
 }
 
 // TestSnapshotDuringAddColumn is TestSnapshotUnderWrites with an ALTER TABLE … ADD COLUMN

@@ -73,7 +73,7 @@ func newKeyColumn(f columnFacts, index int) (keyColumn, error) {
 	case "char", "varchar":
 		if !supportedCollation(f.Collation) {
 			return kc, fmt.Errorf("chunk key column %s (%s collate %s) is ordered by a collation the snapshot cannot reproduce; "+
-				"use a key column that is an integer, DECIMAL, temporal, BINARY/VARBINARY or text in a Unicode character set (or in a *_bin or *_general_ci collation), "+
+				"use a key column that is an integer, DECIMAL, temporal, BINARY/VARBINARY, or text in a Unicode character set or latin1 (or in a *_general_ci collation), "+
 				"or name one with scan.incremental.snapshot.chunk.key-column", f.Name, f.ColumnType, f.Collation)
 		}
 		// A bound is the server's text in the column's own character set (the SELECTs
