@@ -267,13 +267,14 @@ func TestApplyKeepsSchemaHistory(t *testing.T) {
 
 // TestApplySnapshotUCATextKey snapshots, through the runner, a table keyed by text in MariaDB
 // 11's default collation (utf8mb4_uca1400_ai_ci, where "ß" = "ss" = "SS") while a writer
-// changes values and keys; the hand-off then places the binlog's keys among the chunks by
-// the server's weight strings. After a second run has caught up, the topic must hold the
+// changes values and keys, one row or forty at a time; the hand-off then places the
+// binlog's keys among the chunks by the server's weight strings. After a second run has caught up, the topic must hold the
 // table exactly.
 func TestApplySnapshotUCATextKey(t *testing.T) {
+	const size = 6000
 	name, db := testenv.Database(t)
 	testenv.Exec(t, db, "CREATE TABLE t (k VARCHAR(20) COLLATE utf8mb4_uca1400_ai_ci PRIMARY KEY, v INT NOT NULL)",
-		"INSERT INTO t SELECT CONCAT(ELT(seq % 3 + 1, 'ß', 'ss', 'SS'), LPAD(seq, 6, '0')), 0 FROM seq_1_to_20000")
+		fmt.Sprintf("INSERT INTO t SELECT CONCAT(ELT(seq %% 3 + 1, 'ß', 'ss', 'SS'), LPAD(seq, 6, '0')), 0 FROM seq_1_to_%d", size))
 	def := definition(t, name, "  scan.incremental.snapshot.chunk.size: 64", "")
 	def.Pipeline.Parallelism = 2
 	topic := name + ".t"
@@ -290,11 +291,14 @@ func TestApplySnapshotUCATextKey(t *testing.T) {
 				return
 			default:
 			}
-			id := i*7919%20000 + 1
+			id := i*7919%size + 1
 			key := fmt.Sprintf("%s%06d", []string{"ß", "ss", "SS"}[id%3], id)
-			moved := fmt.Sprintf("%s%06d", []string{"SS", "ß", "ss"}[i%3], 20000+i)
+			moved := fmt.Sprintf("%s%06d", []string{"SS", "ß", "ss"}[i%3], size+i)
 			q, args := "UPDATE t SET v = v + 1 WHERE k = ?", []any{key}
-			if i%5 == 0 {
+			switch {
+			case i%10 == 0: // a rows event of many rows: its keys are weighed in one query
+				q, args = "UPDATE t SET v = v + 1 WHERE v < 3 AND k >= ? ORDER BY k LIMIT 40", []any{key}
+			case i%5 == 0:
 				q, args = "UPDATE t SET k = ?, v = v + 1 WHERE k = ?", []any{moved, key}
 			}
 			if _, err := db.Exec(q, args...); err != nil {

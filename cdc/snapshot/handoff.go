@@ -196,11 +196,8 @@ func (h *Handoff) Skip(ctx context.Context, table change.TableID, row change.Row
 	if t == nil || row == nil {
 		return false, nil
 	}
-	if c, ok := pos.Compare(t.first); ok && c <= 0 {
-		return true, nil
-	}
-	if c, ok := pos.Compare(t.last); !ok || c > 0 {
-		return false, nil
+	if skip, place := t.settled(pos); !place {
+		return skip, nil
 	}
 	key, err := t.t.keyOf(ctx, row)
 	if err != nil {
@@ -216,12 +213,59 @@ func (h *Handoff) Skip(ctx context.Context, table change.TableID, row change.Row
 	return ok && c <= 0, nil
 }
 
+// settled tells whether a change at pos must have its key placed among the chunks, and if
+// not whether it is skipped: at or before the table's smallest high watermark every chunk
+// reflects it, after the largest none does, and positions that cannot be ordered are
+// never skipped.
+func (t *handoffTable) settled(pos cdc.Position) (skip, place bool) {
+	if c, ok := pos.Compare(t.first); ok && c <= 0 {
+		return true, false
+	}
+	if c, ok := pos.Compare(t.last); !ok || c > 0 {
+		return false, false
+	}
+	return false, true
+}
+
+// prefetch weighs at once the keys of b that Skip will place on tables whose keys only the
+// server can weigh (a large transaction takes one query per few hundred rows, not one per
+// row).
+func (h *Handoff) prefetch(ctx context.Context, b change.Batch, pos cdc.Position) error {
+	rows := map[*handoffTable][]change.Row{}
+	for _, c := range b.Changes {
+		if c.Schema == nil {
+			continue
+		}
+		t := h.tables[c.Schema.Table]
+		if t == nil || t.t.weigher == nil {
+			continue
+		}
+		if _, place := t.settled(pos); !place {
+			continue
+		}
+		for _, row := range []change.Row{c.Before, c.After} {
+			if row != nil {
+				rows[t] = append(rows[t], row)
+			}
+		}
+	}
+	for t, rs := range rows {
+		if err := t.t.prefetch(ctx, rs); err != nil {
+			return fmt.Errorf("snapshot: handoff at %s: %w", pos, err)
+		}
+	}
+	return nil
+}
+
 // Filter returns b without the changes the snapshot already reflects (pos as for Skip). An
 // update whose before image is reflected but whose after image is not (a key change across
 // chunks) becomes an insert of the after image; in the opposite case it becomes a delete of
 // the before image when the record key changed, and is dropped otherwise. It fails only
 // when the server must weigh a key and cannot.
 func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos cdc.Position) (change.Batch, error) {
+	if err := h.prefetch(ctx, b, pos); err != nil {
+		return change.Batch{}, err
+	}
 	out := b
 	out.Changes = nil
 	for _, c := range b.Changes {

@@ -264,6 +264,9 @@ func (m *mergeState) apply(ctx context.Context, ev *replication.RowsEvent, merge
 	if err := cdc.FullImages(ev); err != nil {
 		return fmt.Errorf("table %s: %w", m.span.t.id, err)
 	}
+	if err := m.span.t.prefetchBinlog(ctx, ev.Rows); err != nil {
+		return err
+	}
 	op := ev.Type()
 	step := 1
 	if op == replication.EnumRowsEventTypeUpdate {
