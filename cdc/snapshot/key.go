@@ -29,7 +29,7 @@ type keyColumn struct {
 	index   int // in the table's columns
 	typ     keyType
 	sqlType string // COLUMN_TYPE
-	param   string // the placeholder expression: "?" or "CAST(? AS DECIMAL(p,s))"
+	param   string // the placeholder expression: "?", "CAST(? AS DECIMAL(p,s))" or "CONVERT(? USING cs) COLLATE c"
 	// collation is the name of a keyText column's collation, and coll its order, set by
 	// [loadTable]. When only the server can weigh its texts (coll.server), key tuples hold
 	// weight strings instead ([table.sortable]).

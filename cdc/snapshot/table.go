@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ingestkit/ingest/cdc"
@@ -112,10 +113,8 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 		}
 	}
 	t := &table{id: id, desc: desc, key: key}
-	for _, kc := range key {
-		if kc.coll != nil && kc.coll.server {
-			t.weigher = newWeigher(db)
-		}
+	if slices.ContainsFunc(key, func(kc keyColumn) bool { return kc.coll != nil && kc.coll.server }) {
+		t.weigher = newWeigher(db)
 	}
 	t.estimate, err = rowEstimate(ctx, db, id)
 	if err != nil {
