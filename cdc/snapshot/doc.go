@@ -76,5 +76,5 @@
 // Run owns every goroutine it starts (a planner, Config.Parallelism readers, each with its own
 // connection, and one emitter, in an errgroup with bounded channels between them) and returns
 // only after they have stopped. ProgressAt may be called from any goroutine while Run runs.
-// A [Handoff] is immutable and safe for concurrent use.
+// A [Handoff] is safe for concurrent use.
 package snapshot

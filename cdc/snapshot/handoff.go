@@ -17,7 +17,7 @@ import (
 // [Handoff.Skip] reports: a change on a key whose chunk was read at a high watermark at or
 // after the change's transaction, so that the chunk already reflects it. Once the stream has
 // passed [Handoff.Done] nothing is skipped any more and the snapshot's progress can be
-// forgotten. A Handoff is immutable and safe for concurrent use. When a table's chunk key
+// forgotten. A Handoff is safe for concurrent use. When a table's chunk key
 // is text that only the server can order (a UCA collation), the Handoff keeps a connection
 // pool to weigh binlog keys: call Close once it is no longer used.
 type Handoff struct {
