@@ -100,6 +100,10 @@ func (kc *keyColumn) paramValue(text []byte) (any, error) {
 	return string(text), nil
 }
 
+// serverWeighed reports whether only the server can weigh this column's texts: its key
+// tuples hold weight strings ([table.sortable]).
+func (kc *keyColumn) serverWeighed() bool { return kc.coll != nil && kc.coll.server }
+
 // compare orders two values of this column as the server does.
 func (kc *keyColumn) compare(a, b change.Value) int {
 	if a.Kind == change.Null || b.Kind == change.Null {
@@ -114,7 +118,7 @@ func (kc *keyColumn) compare(a, b change.Value) int {
 		return compareDecimal(a.Bytes, b.Bytes)
 	case change.String:
 		switch {
-		case kc.coll != nil && kc.coll.server:
+		case kc.serverWeighed():
 			return kc.coll.compareWeights(a.Bytes, b.Bytes) // tuples made by table.sortable
 		case kc.coll != nil:
 			return kc.coll.compare(a.Bytes, b.Bytes)

@@ -113,7 +113,7 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 		}
 	}
 	t := &table{id: id, desc: desc, key: key}
-	if slices.ContainsFunc(key, func(kc keyColumn) bool { return kc.coll != nil && kc.coll.server }) {
+	if slices.ContainsFunc(key, func(kc keyColumn) bool { return kc.serverWeighed() }) {
 		t.weigher = newWeigher(db)
 	}
 	t.estimate, err = rowEstimate(ctx, db, id)

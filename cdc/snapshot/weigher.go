@@ -41,11 +41,11 @@ func (w *weigher) weigh(ctx context.Context, c *collation, text []byte) ([]byte,
 	if ws, ok := w.cached(c, text); ok {
 		return ws, nil
 	}
-	if err := w.weighAll(ctx, c, [][]byte{text}); err != nil {
+	ws, err := w.fetch(ctx, c, []string{string(text)})
+	if err != nil {
 		return nil, err
 	}
-	ws, _ := w.cached(c, text)
-	return ws, nil
+	return ws[0], nil
 }
 
 func (w *weigher) cached(c *collation, text []byte) ([]byte, bool) {
@@ -69,27 +69,40 @@ func (w *weigher) weighAll(ctx context.Context, c *collation, texts [][]byte) er
 	}
 	for len(todo) > 0 {
 		n := min(len(todo), maxWeighedAtOnce)
-		got, err := w.query(ctx, c, todo[:n])
-		if err != nil && n == 1 {
-			return fmt.Errorf("weight of %q in %s: %w", todo[0], c.name, err)
-		} else if err != nil {
-			return fmt.Errorf("weights of %q and %d more texts in %s: %w", todo[0], n-1, c.name, err)
+		if _, err := w.fetch(ctx, c, todo[:n]); err != nil {
+			return err
 		}
-		w.mu.Lock()
-		for i, g := range got {
-			if !g.Valid {
-				w.mu.Unlock()
-				return fmt.Errorf("weight of %q in %s: the server returned NULL (a weight string longer than max_allowed_packet)", todo[i], c.name)
-			}
-			if len(w.cache) >= maxCachedWeights {
-				clear(w.cache)
-			}
-			w.cache[weightKey{c.name, todo[i]}] = g.V
-		}
-		w.mu.Unlock()
 		todo = todo[n:]
 	}
 	return nil
+}
+
+// fetch asks the server for the weight strings of texts in one query, caches them and
+// returns them (the cache may drop them again as soon as it is full).
+func (w *weigher) fetch(ctx context.Context, c *collation, texts []string) ([][]byte, error) {
+	got, err := w.query(ctx, c, texts)
+	if err != nil {
+		if len(texts) == 1 {
+			return nil, fmt.Errorf("weight of %q in %s: %w", texts[0], c.name, err)
+		}
+		return nil, fmt.Errorf("weights of %q and %d more texts in %s: %w", texts[0], len(texts)-1, c.name, err)
+	}
+	out := make([][]byte, len(got))
+	for i, g := range got {
+		if !g.Valid {
+			return nil, fmt.Errorf("weight of %q in %s: the server returned NULL (a weight string longer than max_allowed_packet)", texts[i], c.name)
+		}
+		out[i] = g.V
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, ws := range out {
+		if len(w.cache) >= maxCachedWeights {
+			clear(w.cache)
+		}
+		w.cache[weightKey{c.name, texts[i]}] = ws
+	}
+	return out, nil
 }
 
 // weighRetries bounds how long weigh waits out a lost connection (a server restart):
@@ -136,7 +149,7 @@ func (t *table) sortable(ctx context.Context, key []change.Value) error {
 		return nil
 	}
 	for i, kc := range t.key {
-		if kc.coll == nil || !kc.coll.server || key[i].Kind != change.String {
+		if !kc.serverWeighed() || key[i].Kind != change.String {
 			continue
 		}
 		ws, err := t.weigher.weigh(ctx, kc.coll, key[i].Bytes)
@@ -156,7 +169,7 @@ func (t *table) prefetch(ctx context.Context, rows []change.Row) error {
 		return nil
 	}
 	for _, kc := range t.key {
-		if kc.coll == nil || !kc.coll.server {
+		if !kc.serverWeighed() {
 			continue
 		}
 		texts := make([][]byte, 0, len(rows))
@@ -182,7 +195,7 @@ func (t *table) prefetchBinlog(ctx context.Context, raws [][]any) error {
 	for _, raw := range raws {
 		row := make(change.Row, len(raw))
 		for _, kc := range t.key {
-			if kc.coll != nil && kc.coll.server && kc.index < len(raw) {
+			if kc.serverWeighed() && kc.index < len(raw) {
 				row[kc.index], _ = t.desc.Columns[kc.index].FromBinlog(raw[kc.index])
 			}
 		}
