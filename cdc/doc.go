@@ -18,7 +18,8 @@
 //     [Config.SchemaHistory]).
 //   - decode.go: the type conversion from a binlog value ([Column.FromBinlog]) or from the text
 //     a SELECT returns ([Column.FromText]) to a [change.Value], so the snapshot and the binlog
-//     produce identical values for the same row state.
+//     produce identical values for the same row state; binary.go: the same from the binary
+//     protocol's fixed forms of numbers and temporal types ([Column.FromBinary]).
 //   - source.go and stream.go: [Source], which connects as a replica, groups row events per
 //     source transaction, bounds batches, emits heartbeats and reconnects without gaps or
 //     duplicates.

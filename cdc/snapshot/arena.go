@@ -118,14 +118,21 @@ func (a *arena) row(n int) change.Row {
 	return change.Row(a.values[start : start+n : start+n])
 }
 
-// decode converts a row's columns (text, nil for NULL) with the column decoders.
-func (a *arena) decode(t *table, cols [][]byte) (change.Row, error) {
+// decode converts a row's values (nil for NULL) in the binary protocol's forms with the
+// column decoders.
+func (a *arena) decode(t *table, cols [][]byte, forms []wireForm) (change.Row, error) {
 	row := a.row(len(cols))
 	for i, b := range cols {
 		if b == nil {
 			continue
 		}
-		v, err := t.desc.Columns[i].FromOwnedText(b) // the packet is the arena's
+		var v change.Value
+		var err error
+		if forms[i].binary() {
+			v, err = t.desc.Columns[i].FromBinary(b)
+		} else {
+			v, err = t.desc.Columns[i].FromOwnedText(b) // the packet is the arena's
+		}
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.desc.Schema.Columns[i].Name, err)
 		}

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/ingestkit/ingest/change"
@@ -88,17 +89,26 @@ func TestArenaRelease(t *testing.T) {
 	}
 }
 
-// TestArenaDecode checks that NULL (nil) stays NULL and text goes through the decoders.
+// TestArenaDecode checks that NULL (nil) stays NULL, and that values go through the decoder
+// of their wire form.
 func TestArenaDecode(t *testing.T) {
 	tbl := intTable() // two int columns
-	row, err := (&arena{}).decode(tbl, [][]byte{[]byte("-42"), nil})
+	minus42 := binary.LittleEndian.AppendUint64(nil, uint64(0xffffffffffffffd6))
+	row, err := (&arena{}).decode(tbl, [][]byte{minus42, nil}, []wireForm{8, 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if row[0].Kind != change.Int || row[0].Int() != -42 || !row[1].IsNull() {
 		t.Fatalf("decoded %+v, want int -42 and NULL", row)
 	}
-	if _, err := (&arena{}).decode(tbl, [][]byte{[]byte("x"), nil}); err == nil {
+	row, err = (&arena{}).decode(tbl, [][]byte{[]byte("-7"), []byte("8")}, []wireForm{wireText, wireText})
+	if err != nil || row[0].Int() != -7 || row[1].Int() != 8 {
+		t.Fatalf("decoded text %+v, %v; want -7 and 8", row, err)
+	}
+	if _, err := (&arena{}).decode(tbl, [][]byte{[]byte("x"), nil}, []wireForm{wireText, 8}); err == nil {
 		t.Fatal("decoded a bad integer without an error")
+	}
+	if _, err := (&arena{}).decode(tbl, [][]byte{{1, 2}, nil}, []wireForm{2, 8}); err == nil {
+		t.Fatal("decoded a binary value of the wrong size without an error")
 	}
 }

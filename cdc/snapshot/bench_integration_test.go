@@ -118,7 +118,7 @@ func scanDecoded(b *testing.B, cfg *Config, t *table) int {
 	}
 	defer conn.Close()
 	sc := newScanner(t, math.MaxInt)
-	if err := conn.query(t.selectSQL, sc.out.arena, sc.cols, sc.row); err != nil {
+	if err := conn.query(t.selectSQL, nil, sc.out.arena, sc.cols, sc.row); err != nil {
 		b.Fatal(err)
 	}
 	return len(sc.out.rows)

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -22,6 +23,19 @@ func (c testColumn) FromText(b []byte) (change.Value, error) {
 }
 
 func (c testColumn) FromOwnedText(b []byte) (change.Value, error) { return c.FromText(b) }
+
+// FromBinary takes a little-endian BIGINT.
+func (c testColumn) FromBinary(b []byte) (change.Value, error) {
+	if len(b) != 8 {
+		return change.Value{}, fmt.Errorf("test column: binary value of %d bytes", len(b))
+	}
+	return change.IntValue(int64(binary.LittleEndian.Uint64(b))), nil
+}
+
+func (c testColumn) BinaryText(b []byte) ([]byte, error) {
+	v, err := c.FromBinary(b)
+	return strconv.AppendInt(nil, v.Int(), 10), err
+}
 
 func (c testColumn) FromBinlog(v any) (change.Value, error) {
 	if n, ok := v.(int64); ok {

@@ -19,9 +19,11 @@
 //     texts weigher.go asks the server to weigh).
 //   - table.go: a table's description ([Table], by default from cdc.DescribeTable through
 //     [DescribeCDC]), chunk key, row estimate and discovery.
-//   - reader.go: reads one chunk with a single autocommit SELECT over the text protocol, into
-//     sql.RawBytes converted by each column's [Decoder] (cdc's FromText). A chunk planned too
-//     big (an even split over a skewed key) is cut at 2×ChunkSize rows and read on in pieces.
+//   - reader.go: reads one chunk with a single autocommit SELECT, a prepared statement of
+//     the reader's row connection (rowconn.go), whose rows in the binary protocol each
+//     column's [Decoder] converts (cdc's FromBinary for numbers and temporal types, FromText
+//     for the rest). A chunk planned too big (an even split over a skewed key) is cut at
+//     2×ChunkSize rows and read on in pieces.
 //   - watermark.go: the low and high binlog positions around each SELECT and the merge of the
 //     binlog events between them into the chunk's rows, so the chunk holds the state at high.
 //   - handoff.go: [Handoff], the filter the runner applies to the binlog stream started at

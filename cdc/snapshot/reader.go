@@ -187,16 +187,13 @@ func cut(ctx context.Context, s span, last Bound) (span, *span, error) {
 	return head, &tail, nil
 }
 
-// selectRows reads the rows of s in key order with one autocommit SELECT over the reader's
-// row connection. When limit rows come back, last is the key of the last one (the span has
+// selectRows reads the rows of s in key order with one autocommit SELECT (a prepared
+// statement) over the reader's row connection. When limit rows come back, last is the key of the last one (the span has
 // more rows than one piece holds).
 func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, error) {
 	cond, args, err := s.where()
 	if err != nil {
 		return nil, nil, err
-	}
-	if cond, err = interpolate(cond, args); err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", s, err)
 	}
 	q := s.t.selectSQL
 	if cond != "" {
@@ -207,7 +204,7 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 	// On cancellation, a deadline in the past unblocks the read (net.Conn's deadlines may be
 	// set from another goroutine; go-mysql's Close may not).
 	stop := context.AfterFunc(ctx, func() { _ = r.rowConn.SetDeadline(time.Unix(1, 0)) })
-	err = r.rowConn.query(q, sc.out.arena, sc.cols, sc.row)
+	err = r.rowConn.query(q, args, sc.out.arena, sc.cols, sc.row)
 	if !stop() && ctx.Err() != nil {
 		return nil, nil, ctx.Err()
 	}
@@ -236,23 +233,34 @@ func newScanner(t *table, limit int) *scanner {
 }
 
 // row is rowConn.query's per-row callback.
-func (sc *scanner) row(cols [][]byte) error {
-	row, err := sc.out.arena.decode(sc.t, cols)
+func (sc *scanner) row(cols [][]byte, forms []wireForm) error {
+	row, err := sc.out.arena.decode(sc.t, cols, forms)
 	if err != nil {
 		return fmt.Errorf("row %d: %w", sc.count+1, err)
 	}
 	sc.out.add(row)
 	if sc.count++; sc.count == sc.limit {
-		sc.last = lastKey(sc.t, cols)
+		if sc.last, err = lastKey(sc.t, cols, forms); err != nil {
+			return fmt.Errorf("row %d: %w", sc.count, err)
+		}
 	}
 	return nil
 }
 
-// lastKey returns the key columns of a row as a Bound.
-func lastKey(t *table, cols [][]byte) Bound {
+// lastKey returns the key columns of a row as a Bound: the text the text protocol would
+// have sent.
+func lastKey(t *table, cols [][]byte, forms []wireForm) (Bound, error) {
 	b := make(Bound, len(t.key))
 	for i, kc := range t.key {
-		b[i] = bytes.Clone(cols[kc.index]) // the arena is recycled; the bound is kept
+		if !forms[kc.index].binary() {
+			b[i] = bytes.Clone(cols[kc.index]) // the arena is recycled; the bound is kept
+			continue
+		}
+		text, err := t.desc.Columns[kc.index].BinaryText(cols[kc.index])
+		if err != nil {
+			return nil, err
+		}
+		b[i] = text
 	}
-	return b
+	return b, nil
 }

@@ -15,12 +15,16 @@ import (
 // Decoder turns one column's values into change.Values; *cdc.Column implements it. FromText
 // converts the text a SELECT returns (with time_zone '+00:00' and character_set_results NULL);
 // FromOwnedText does the same with text the caller hands over, which it may rewrite;
-// FromBinlog converts a value of go-mysql's row decoder (ParseTime, TimestampStringLocation
-// UTC, UseDecimal off). All must give identical Values for the same row state. The Value
-// may alias b.
+// FromBinary converts a value of the binary protocol's fixed forms (integers, FLOAT, DOUBLE,
+// temporal types), and BinaryText renders one as the text FromText takes; FromBinlog
+// converts a value of go-mysql's row decoder (ParseTime, TimestampStringLocation UTC,
+// UseDecimal off). All must give identical Values for the same row state. The Value may
+// alias b.
 type Decoder interface {
 	FromText(b []byte) (change.Value, error)
 	FromOwnedText(b []byte) (change.Value, error)
+	FromBinary(b []byte) (change.Value, error)
+	BinaryText(b []byte) ([]byte, error)
 	FromBinlog(v any) (change.Value, error)
 }
 
@@ -217,25 +221,13 @@ ORDER BY TABLE_SCHEMA, TABLE_NAME`)
 	return ids, nil
 }
 
-// selectSQL lists the columns in table order. FLOAT columns are widened to DOUBLE: the
-// text protocol prints FLOAT with 6 significant digits (123.457 for 123.45679), while the
-// binlog carries the exact float32, and the same row must encode to the same bytes.
+// selectSQL lists the columns in table order.
 func selectSQL(t *table) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
+	names := make([]string, len(t.desc.Schema.Columns))
 	for i, c := range t.desc.Schema.Columns {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if k, ok := t.desc.Columns[i].(interface{ ValueKind() change.Kind }); ok && k.ValueKind() == change.Float32 {
-			b.WriteString("CAST(" + quoteIdent(c.Name) + " AS DOUBLE)")
-			continue
-		}
-		b.WriteString(quoteIdent(c.Name))
+		names[i] = quoteIdent(c.Name)
 	}
-	b.WriteString(" FROM ")
-	b.WriteString(t.name())
-	return b.String()
+	return "SELECT " + strings.Join(names, ",") + " FROM " + t.name()
 }
 
 func orderSQL(k chunkKey) string {
