@@ -29,7 +29,9 @@ type rawResult struct {
 
 // rawScan reads table with one plain `SELECT *` through go-sql-driver (text protocol) into
 // sql.RawBytes, as the CDC user: what the server and driver can deliver with no decoding.
-func rawScan(ctx context.Context, s services, table string) (rawResult, error) {
+// With prepared, the SELECT is a prepared statement, whose rows come in the binary protocol
+// (as ingest's chunk SELECTs do): the server formats no numbers or dates.
+func rawScan(ctx context.Context, s services, table string, prepared bool) (rawResult, error) {
 	c := mysql.NewConfig()
 	c.User, c.Passwd, c.Net, c.Addr, c.DBName = s.CDCUser, s.CDCPass, "tcp", s.MySQLAddr(), benchDB
 	db, err := sql.Open("mysql", c.FormatDSN())
@@ -38,7 +40,11 @@ func rawScan(ctx context.Context, s services, table string) (rawResult, error) {
 	}
 	defer db.Close()
 	cpu0, start := selfCPU(), time.Now()
-	rows, err := db.QueryContext(ctx, "SELECT * FROM "+table)
+	query, args := "SELECT * FROM "+table, []any(nil)
+	if prepared {
+		query, args = query+" WHERE ? = 1", []any{1} // go-sql-driver prepares a query with arguments
+	}
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return rawResult{}, fmt.Errorf("raw scan of %s: %w", table, err)
 	}

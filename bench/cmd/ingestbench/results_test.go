@@ -31,3 +31,30 @@ func TestCheckRounds(t *testing.T) {
 		t.Errorf("the target is still judged on the fastest runs (290 of 600): %+v", r.Checks[0])
 	}
 }
+
+// TestCheckPreparedScan shows ingest against the prepared scan for information, while the
+// target stays judged against the plain scan.
+func TestCheckPreparedScan(t *testing.T) {
+	r := &results{Measurements: []measurement{
+		{Suite: "snapshot", Name: nameScan, RowsPerSec: 600},
+		{Suite: "snapshot", Name: namePreparedScan, RowsPerSec: 800},
+		{Suite: "snapshot", Name: nameProduce, RowsPerSec: 700},
+		{Suite: "snapshot", Name: ingestName("at-least-once"), RowsPerSec: 350},
+	}}
+	r.evaluate([]string{"at-least-once"})
+	var found *check
+	for i := range r.Checks {
+		if strings.Contains(r.Checks[i].Name, "prepared scan") {
+			found = &r.Checks[i]
+		}
+	}
+	if found == nil {
+		t.Fatalf("no prepared-scan check in %+v", r.Checks)
+	}
+	if want := "50% (350 of 700 rows/s)"; found.Measured != want || !found.Info {
+		t.Errorf("check %+v, want %q (the produce limit is the slower), for information", *found, want)
+	}
+	if r.Checks[0].Value != 0.583 || !r.Checks[0].Met {
+		t.Errorf("the target is judged on the plain scan (350 of 600): %+v", r.Checks[0])
+	}
+}

@@ -155,26 +155,36 @@ func (s *suite) addIngest(m measurement) {
 	}
 }
 
-// rounds measures a suite's raw source limit (source), its ingest runs (spec, one per
-// guarantee, want records each) and the raw produce limit (on the records of the first
-// ingest run) in -repeat rounds of one run of each, and records the fastest run of each; it
-// returns the fastest source run. Interleaved, the runs compared with each other are taken
-// minutes apart at most: this VM's speed drifts by up to 2x over minutes, and measuring all
-// repeats of the scan before all of ingest's made the ratio depend on when each came.
-func (s *suite) rounds(ctx context.Context, suiteName, source string, measure func() (rawResult, error),
+// rawSource is a raw limit of reading the source: a name and a measurement.
+type rawSource struct {
+	name    string
+	measure func() (rawResult, error)
+}
+
+// rounds measures a suite's raw source limits (sources: the first is the limit, the others
+// are shown for information), its ingest runs (spec, one per guarantee, want records each)
+// and the raw produce limit (on the records of the first ingest run) in -repeat rounds of
+// one run of each, and records the fastest run of each; it returns the fastest run of the
+// first source. Interleaved, the runs compared with each other are taken minutes apart at
+// most: this VM's speed drifts by up to 2x over minutes, and measuring all repeats of the
+// scan before all of ingest's made the ratio depend on when each came.
+func (s *suite) rounds(ctx context.Context, suiteName string, sources []rawSource,
 	spec func(guarantee string) pipelineSpec, want int, produceLabel string) (rawResult, error) {
-	var src, produce fastest
+	var produce fastest
+	src := make([]fastest, len(sources))
 	var srcBest rawResult
 	ingest := make([]fastest, len(s.cfg.Guarantees))
 	produceTopic := ""
 	var sample []*kgo.Record
 	for round := range s.cfg.Repeat {
-		m, r, err := s.rawOnce(suiteName, source, measure)
-		if err != nil {
-			return r, err
-		}
-		if src.add(m) {
-			srcBest = r
+		for i, source := range sources {
+			m, r, err := s.rawOnce(suiteName, source.name, source.measure)
+			if err != nil {
+				return r, err
+			}
+			if src[i].add(m) && i == 0 {
+				srcBest = r
+			}
 		}
 		for i, g := range s.cfg.Guarantees {
 			keep := 0
@@ -207,7 +217,9 @@ func (s *suite) rounds(ctx context.Context, suiteName, source string, measure fu
 			produce.add(m)
 		}
 	}
-	s.res.add(src.result())
+	for i := range src {
+		s.res.add(src[i].result())
+	}
 	for i := range ingest {
 		s.addIngest(ingest[i].result())
 		if i == 0 {
@@ -302,7 +314,11 @@ func (s *suite) snapshot(ctx context.Context) error {
 	if avg, err := tableBytes(ctx, s.db, snapTable(n)); err == nil {
 		s.res.Table.AvgRowBytes = avg
 	}
-	scan, err := s.rounds(ctx, suiteName, nameScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n)) },
+	scans := []rawSource{
+		{nameScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n), false) }},
+		{namePreparedScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n), true) }},
+	}
+	scan, err := s.rounds(ctx, suiteName, scans,
 		func(g string) pipelineSpec { return s.spec("snap-"+g, snapTable(n), g, "initial") }, n, "snap-raw-produce")
 	if err != nil {
 		return err
@@ -368,13 +384,13 @@ func (s *suite) catchup(ctx context.Context, txnRows int) error {
 		time.Since(start).Round(time.Millisecond), from, to)
 
 	label := fmt.Sprintf("catchup%d", txnRows)
-	_, err = s.rounds(ctx, suiteName, nameDecode, func() (rawResult, error) {
+	_, err = s.rounds(ctx, suiteName, []rawSource{{nameDecode, func() (rawResult, error) {
 		dec, err := rawDecode(ctx, s.cfg.svc, s.flavor, table, from, to)
 		if err == nil && dec.Rows != rows {
 			err = fmt.Errorf("%s: the binlog holds %d changes of %s, want %d", suiteName, dec.Rows, table, rows)
 		}
 		return dec, err
-	}, func(g string) pipelineSpec {
+	}}}, func(g string) pipelineSpec {
 		spec := s.spec(label+"-"+g, table, g, "specific-offset")
 		spec.From = from
 		return spec
