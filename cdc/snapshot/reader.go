@@ -188,8 +188,8 @@ func cut(ctx context.Context, s span, last Bound) (span, *span, error) {
 }
 
 // selectRows reads the rows of s in key order with one autocommit SELECT (a prepared
-// statement) over the reader's row connection. When limit rows come back, last is the key of the last one (the span has
-// more rows than one piece holds).
+// statement) over the reader's row connection. When limit rows come back, last is the key
+// of the last one (the span has more rows than one piece holds).
 func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, error) {
 	cond, args, err := s.where()
 	if err != nil {

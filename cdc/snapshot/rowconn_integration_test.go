@@ -13,7 +13,8 @@ import (
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
-// TestChunkSelect reads spans of tables keyed by each kind of chunk key through the row
+// TestChunkSelect reads spans of tables keyed by each kind of chunk key (signed and
+// unsigned integers, latin1 text and an INT, DECIMAL, DATETIME(3), VARBINARY) through the row
 // connection's prepared statements. Each must return the rows the server counts between
 // the bounds, by an index range (Handler_read_* counters, not a scan of the table), and a
 // read cut by the limit must end at the bound the text protocol gives for the last key (a
@@ -26,11 +27,15 @@ func TestChunkSelect(t *testing.T) {
 		"CREATE TABLE texts (k VARCHAR(20) CHARACTER SET latin1 COLLATE latin1_german2_ci NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))",
 		"CREATE TABLE decs (d DECIMAL(12,3) PRIMARY KEY, v INT)",
 		"CREATE TABLE times (at DATETIME(3) PRIMARY KEY, v INT)",
+		"CREATE TABLE signed (id INT PRIMARY KEY, v INT)",
+		"CREATE TABLE bins (b VARBINARY(16) PRIMARY KEY, v INT)",
 		"CREATE TABLE seq (n INT PRIMARY KEY)",
 		fmt.Sprintf("INSERT INTO seq SELECT seq FROM seq_1_to_%d", rows), // MariaDB's Sequence engine
 		"INSERT INTO ints SELECT n * 3 + 18446744073709500000, n FROM seq",
 		"INSERT INTO texts SELECT CONCAT(ELT(n % 4 + 1, 'ß', 'ss', 'Ä', 'ae'), n % 50), n FROM seq",
 		"INSERT INTO decs SELECT n * 1.125 - 1000, n FROM seq",
+		"INSERT INTO signed SELECT n * 7 - 10000, n FROM seq",
+		"INSERT INTO bins SELECT UNHEX(MD5(n)), n FROM seq",
 		"INSERT INTO times SELECT TIMESTAMP'2024-02-28 23:59:59.5' + INTERVAL n * 1001000 MICROSECOND, n FROM seq",
 	)
 	tests := []struct {
@@ -42,6 +47,8 @@ func TestChunkSelect(t *testing.T) {
 		{"texts", "k, n", "CAST(k AS BINARY), n"},
 		{"decs", "d", "d"},
 		{"times", "at", "at"},
+		{"signed", "id", "id"},
+		{"bins", "b", "b"},
 	}
 	cfg := testConfig(change.TableID{DB: name, Table: "ints"})
 	conn, err := mustConfig(t, cfg).openRowConn(context.Background())

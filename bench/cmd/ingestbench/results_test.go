@@ -14,15 +14,7 @@ func TestCheckRounds(t *testing.T) {
 		{Suite: "snapshot", Name: ingestName("at-least-once"), RowsPerSec: 290, AllRowsPerSec: []float64{240, 220, 290}},
 	}}
 	r.evaluate([]string{"at-least-once"})
-	var found *check
-	for i := range r.Checks {
-		if strings.HasSuffix(r.Checks[i].Name, "round by round") {
-			found = &r.Checks[i]
-		}
-	}
-	if found == nil {
-		t.Fatalf("no round-by-round check in %+v", r.Checks)
-	}
+	found := findCheck(t, r, "round by round")
 	// Rounds: 240/600 = 40%, 220/400 = 55%, 290/450 = 64%.
 	if want := "median 55% (rounds: 40%, 55%, 64%)"; found.Measured != want || !found.Info || found.Value != 0.55 {
 		t.Errorf("check %+v, want %q, for information", *found, want)
@@ -42,19 +34,23 @@ func TestCheckPreparedScan(t *testing.T) {
 		{Suite: "snapshot", Name: ingestName("at-least-once"), RowsPerSec: 350},
 	}}
 	r.evaluate([]string{"at-least-once"})
-	var found *check
-	for i := range r.Checks {
-		if strings.Contains(r.Checks[i].Name, "prepared scan") {
-			found = &r.Checks[i]
-		}
-	}
-	if found == nil {
-		t.Fatalf("no prepared-scan check in %+v", r.Checks)
-	}
+	found := findCheck(t, r, "prepared scan")
 	if want := "50% (350 of 700 rows/s)"; found.Measured != want || !found.Info {
 		t.Errorf("check %+v, want %q (the produce limit is the slower), for information", *found, want)
 	}
 	if r.Checks[0].Value != 0.583 || !r.Checks[0].Met {
 		t.Errorf("the target is judged on the plain scan (350 of 600): %+v", r.Checks[0])
 	}
+}
+
+// findCheck returns the check whose name contains part.
+func findCheck(t *testing.T, r *results, part string) *check {
+	t.Helper()
+	for i := range r.Checks {
+		if strings.Contains(r.Checks[i].Name, part) {
+			return &r.Checks[i]
+		}
+	}
+	t.Fatalf("no check named with %q in %+v", part, r.Checks)
+	return nil
 }
