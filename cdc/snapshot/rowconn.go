@@ -31,7 +31,7 @@ type rowConn struct {
 	*client.Conn
 	scratch discard // the packets that are not rows
 	// attrs is set when the server takes query attributes (MySQL 8.0.23 and later): then
-	// every COM_QUERY and COM_STMT_EXECUTE carries a (here empty) set of them.
+	// every COM_STMT_EXECUTE carries a (here empty) set of them.
 	attrs bool
 	stmts map[string]stmt // the prepared SELECTs by text
 	forms []wireForm      // of the current result's columns
@@ -85,7 +85,7 @@ var errMalformed = errors.New("malformed result set packet")
 // is reused for every row. An error returned by row, or a server error, ends the query; the
 // connection is then only usable if the server's error came before the first row.
 func (c *rowConn) query(q string, args []any, a *arena, cols [][]byte, row func([][]byte, []wireForm) error) error {
-	st, err := c.prepare(q, len(cols))
+	st, err := c.prepare(q)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (c *rowConn) query(q string, args []any, a *arena, cols [][]byte, row func(
 }
 
 // prepare returns the statement of q, preparing it on first use.
-func (c *rowConn) prepare(q string, columns int) (stmt, error) {
+func (c *rowConn) prepare(q string) (stmt, error) {
 	if st, ok := c.stmts[q]; ok {
 		return st, nil
 	}
@@ -144,14 +144,11 @@ func (c *rowConn) prepare(q string, columns int) (stmt, error) {
 		return stmt{}, err
 	}
 	for _, n := range []int{st.params, ncols} { // parameter, then column definitions
-		if err := c.skipDefinitions(n); err != nil {
+		if err := c.readDefinitions(n, nil); err != nil {
 			return stmt{}, err
 		}
 	}
 	c.stmts[q] = st
-	if ncols != columns {
-		return stmt{}, fmt.Errorf("statement of %d columns, the table has %d", ncols, columns)
-	}
 	return st, nil
 }
 
@@ -168,16 +165,26 @@ func parsePrepareOK(pkt []byte) (stmt, int, error) {
 	return st, int(binary.LittleEndian.Uint16(pkt[5:])), nil
 }
 
-// skipDefinitions reads n definition packets and the EOF packet after them (none when n is
-// 0; go-mysql's client does not ask for CLIENT_DEPRECATE_EOF).
-func (c *rowConn) skipDefinitions(n int) error {
+// readDefinitions reads n definition packets, calling each (when not nil) with every one,
+// and the EOF packet after them (none when n is 0; go-mysql's client does not ask for
+// CLIENT_DEPRECATE_EOF).
+func (c *rowConn) readDefinitions(n int, each func(def []byte) error) error {
 	if n == 0 {
 		return nil
 	}
-	for i := 0; i <= n; i++ {
+	for range n {
 		if err := c.readScratch(); err != nil {
 			return err
 		}
+		if each == nil {
+			continue
+		}
+		if err := each(c.scratch.b); err != nil {
+			return err
+		}
+	}
+	if err := c.readScratch(); err != nil {
+		return err
 	}
 	if !isEOF(c.scratch.b) {
 		return errMalformed
@@ -276,23 +283,11 @@ func (c *rowConn) header(n int) error {
 		return fmt.Errorf("result of %d columns, the table has %d", count, n)
 	}
 	c.forms = c.forms[:0]
-	for range n {
-		if err := c.readScratch(); err != nil {
-			return err
-		}
-		typ, err := columnType(c.scratch.b)
-		if err != nil {
-			return err
-		}
+	return c.readDefinitions(n, func(def []byte) error {
+		typ, err := columnType(def)
 		c.forms = append(c.forms, formOf(typ))
-	}
-	if err := c.readScratch(); err != nil {
 		return err
-	}
-	if !isEOF(c.scratch.b) {
-		return errMalformed
-	}
-	return nil
+	})
 }
 
 // readScratch reads the next packet into c.scratch.
