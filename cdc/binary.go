@@ -33,6 +33,16 @@ func (c *Column) FromBinary(b []byte) (change.Value, error) {
 	return v, nil
 }
 
+// BinaryForm reports whether the binary protocol sends the column's values in a fixed form
+// (FromBinary) rather than as text (FromText).
+func (c *Column) BinaryForm() bool {
+	switch c.class {
+	case classInt, classBool, classYear, classFloat, classDouble, classDate, classDateTime, classTimestamp, classTime:
+		return true
+	}
+	return false
+}
+
 var (
 	errBinaryLength = fmt.Errorf("wrong length for the binary protocol")
 	errNoBinaryForm = fmt.Errorf("the column type has no fixed binary form")

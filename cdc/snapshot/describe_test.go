@@ -24,6 +24,8 @@ func (c testColumn) FromText(b []byte) (change.Value, error) {
 
 func (c testColumn) FromOwnedText(b []byte) (change.Value, error) { return c.FromText(b) }
 
+func (c testColumn) BinaryForm() bool { return true }
+
 // FromBinary takes a little-endian BIGINT.
 func (c testColumn) FromBinary(b []byte) (change.Value, error) {
 	if len(b) != 8 {

@@ -234,6 +234,11 @@ func newScanner(t *table, limit int) *scanner {
 
 // row is rowConn.query's per-row callback.
 func (sc *scanner) row(cols [][]byte, forms []wireForm) error {
+	if sc.count == 0 {
+		if err := sc.t.checkForms(forms); err != nil {
+			return err
+		}
+	}
 	row, err := sc.out.arena.decode(sc.t, cols, forms)
 	if err != nil {
 		return fmt.Errorf("row %d: %w", sc.count+1, err)
@@ -245,6 +250,27 @@ func (sc *scanner) row(cols [][]byte, forms []wireForm) error {
 		}
 	}
 	return nil
+}
+
+// checkForms compares the forms in which the server sends the columns with those the
+// table's description decodes: a column whose type changed since the table was described
+// (an ALTER TABLE … MODIFY between text and a number or a date) is a shape change, and the
+// reader describes the table again.
+func (t *table) checkForms(forms []wireForm) error {
+	for i, f := range forms {
+		if want := t.desc.Columns[i].BinaryForm(); f.binary() != want {
+			return &shapeError{Table: t.id, Err: fmt.Errorf("column %s arrives as %s, the description expects %s",
+				t.desc.Schema.Columns[i].Name, formName(f.binary()), formName(want))}
+		}
+	}
+	return nil
+}
+
+func formName(binary bool) string {
+	if binary {
+		return "a binary number or date"
+	}
+	return "text"
 }
 
 // lastKey returns the key columns of a row as a Bound: the text the text protocol would

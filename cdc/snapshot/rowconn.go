@@ -82,8 +82,9 @@ var errMalformed = errors.New("malformed result set packet")
 // query runs a SELECT of len(cols) columns, with args for its ? placeholders, as a prepared
 // statement, and calls row for each row of its result with the columns' values (nil for
 // NULL) and how the binary protocol carried each. The values stay valid in the arena a; cols
-// is reused for every row. An error returned by row, or a server error, ends the query; the
-// connection is then only usable if the server's error came before the first row.
+// is reused for every row. An error returned by row ends the query, the rest of the result
+// read and dropped; so does a server error, after which the connection is only usable if the
+// error came before the first row.
 func (c *rowConn) query(q string, args []any, a *arena, cols [][]byte, row func([][]byte, []wireForm) error) error {
 	st, err := c.prepare(q)
 	if err != nil {
@@ -117,7 +118,22 @@ func (c *rowConn) query(q string, args []any, a *arena, cols [][]byte, row func(
 			return err
 		}
 		if err := row(cols, c.forms); err != nil {
+			c.drain()
 			return err
+		}
+	}
+}
+
+// drain reads the rest of a result set whose rows are no longer wanted, up to its EOF or ERR
+// packet, so that the connection serves the next query (the reader reads a span again after
+// a shape change). A failure leaves the connection broken, and the next query says so.
+func (c *rowConn) drain() {
+	for {
+		if err := c.readScratch(); err != nil {
+			return
+		}
+		if pkt := c.scratch.b; len(pkt) == 0 || isEOF(pkt) || pkt[0] == mysql.ERR_HEADER {
+			return
 		}
 	}
 }

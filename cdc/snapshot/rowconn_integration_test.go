@@ -168,3 +168,33 @@ func sessionStatus(t *testing.T, conn *rowConn, name string) int {
 	}
 	return n
 }
+
+// TestChunkSelectAfterModify: after an ALTER TABLE … MODIFY between a number and text, a
+// SELECT with the description from before must fail as a shape change (the reader then
+// describes the table again), and one with the new description must decode the new types.
+func TestChunkSelectAfterModify(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT, w VARCHAR(10))",
+		"INSERT INTO t VALUES (1, 10, '100'), (2, 20, '200')")
+	id := change.TableID{DB: name, Table: "t"}
+	cfg := testConfig(id)
+	conn, err := mustConfig(t, cfg).openRowConn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stale, _ := testTable(t, cfg, id)
+	testenv.Exec(t, db, "ALTER TABLE t MODIFY v VARCHAR(20), MODIFY w INT")
+	r := &reader{rowConn: conn, limit: 10}
+	if _, _, err := r.selectRows(context.Background(), span{t: stale}); !reshaped(err) {
+		t.Fatalf("SELECT with the description from before the ALTER: %v, want a shape change", err)
+	}
+	fresh, _ := testTable(t, cfg, id)
+	got, _, err := r.selectRows(context.Background(), span{t: fresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := got.rows[1]; row[1].Kind != change.String || string(row[1].Bytes) != "20" || row[2].Kind != change.Int || row[2].Int() != 200 {
+		t.Errorf("row 2 after the ALTER: %+v, want v the text 20 and w the integer 200", row)
+	}
+}

@@ -16,13 +16,15 @@ import (
 // converts the text a SELECT returns (with time_zone '+00:00' and character_set_results NULL);
 // FromOwnedText does the same with text the caller hands over, which it may rewrite;
 // FromBinary converts a value of the binary protocol's fixed forms (integers, FLOAT, DOUBLE,
-// temporal types), and BinaryText renders one as the text FromText takes; FromBinlog
+// temporal types; BinaryForm reports whether the column's values come so), and BinaryText
+// renders one as the text FromText takes; FromBinlog
 // converts a value of go-mysql's row decoder (ParseTime, TimestampStringLocation UTC,
 // UseDecimal off). All must give identical Values for the same row state. The Value may
 // alias b.
 type Decoder interface {
 	FromText(b []byte) (change.Value, error)
 	FromOwnedText(b []byte) (change.Value, error)
+	BinaryForm() bool
 	FromBinary(b []byte) (change.Value, error)
 	BinaryText(b []byte) ([]byte, error)
 	FromBinlog(v any) (change.Value, error)
