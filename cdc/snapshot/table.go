@@ -17,10 +17,9 @@ import (
 // FromOwnedText does the same with text the caller hands over, which it may rewrite;
 // FromBinary converts a value of the binary protocol's fixed forms (integers, FLOAT, DOUBLE,
 // temporal types; BinaryForm reports whether the column's values come so), and BinaryText
-// renders one as the text FromText takes; FromBinlog
-// converts a value of go-mysql's row decoder (ParseTime, TimestampStringLocation UTC,
-// UseDecimal off). All must give identical Values for the same row state. The Value may
-// alias b.
+// renders one as the text FromText takes; FromBinlog converts a value of go-mysql's row
+// decoder (ParseTime, TimestampStringLocation UTC, UseDecimal off). All must give identical
+// Values for the same row state. The Value may alias b.
 type Decoder interface {
 	FromText(b []byte) (change.Value, error)
 	FromOwnedText(b []byte) (change.Value, error)
