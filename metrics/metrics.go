@@ -21,7 +21,8 @@ import (
 // Metrics is the set of ingest's metrics, registered on its own registry. The zero value is
 // not usable; call New. All methods are safe for concurrent use.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg   *prometheus.Registry
+	scrub func(string) string // ScrubLabels; nil: none
 
 	// RecordsWritten counts records acknowledged by Kafka, by source table and topic.
 	RecordsWritten *prometheus.CounterVec
@@ -98,7 +99,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Handler returns the HTTP handler serving the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return promhttp.HandlerFor(m.gatherer(), promhttp.HandlerOpts{Registry: m.reg})
 }
 
 // Serve listens on addr and serves /metrics until ctx is done. It returns nil after a clean

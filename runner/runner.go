@@ -18,6 +18,7 @@ import (
 	"github.com/ingestkit/ingest/metrics"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/progress"
+	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	// SaveEvery bounds how often the local store writes a checkpoint (default 200ms); the
 	// last one is always written when the run stops.
 	SaveEvery time.Duration
+	// Scrubber, when set, knows the pipeline's secret values: they are masked in metrics
+	// labels and kept out of the state directory (hashed in its identity, replaced by
+	// their placeholders in its checkpoint). The logger is expected to scrub on its own.
+	Scrubber *secrets.Scrubber
 }
 
 // DefaultStateDir is the state directory of a pipeline when --state is not given.
@@ -175,10 +180,21 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	r.snk.Acked = r.acked
 	r.snk.Written = (&written{m: r.m, count: &r.status.records}).observe
 	id := state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
-	if r.store, err = state.Open(opts.StateDir, id); err != nil {
+	if opts.Scrubber != nil {
+		r.m.ScrubLabels(opts.Scrubber.Scrub)
+	}
+	if r.store, err = state.OpenSecret(opts.StateDir, id, stateSecrets(opts.Scrubber)); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// stateSecrets returns the scrubber as the state's Secrets, nil when there is none.
+func stateSecrets(s *secrets.Scrubber) state.Secrets {
+	if s == nil {
+		return nil
+	}
+	return s
 }
 
 func tablesIdentity(def *pipeline.Definition) string {

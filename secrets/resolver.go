@@ -18,6 +18,7 @@ type Resolver struct {
 
 	mu    sync.Mutex
 	cache map[cacheKey]string
+	scrub *Scrubber
 }
 
 type cacheKey struct {
@@ -37,6 +38,15 @@ func NewResolver(secretProviders, varProviders []Provider) *Resolver {
 		vars:    varProviders,
 		cache:   make(map[cacheKey]string),
 	}
+}
+
+// SetScrubber makes r add every secret value it looks up from now on to
+// s, so that s can mask it in output. The ingest command sets one before
+// it loads a pipeline.
+func (r *Resolver) SetScrubber(s *Scrubber) {
+	r.mu.Lock()
+	r.scrub = s
+	r.mu.Unlock()
 }
 
 // Expansion is the result of [Resolver.Expand].
@@ -109,7 +119,11 @@ func (r *Resolver) lookup(ctx context.Context, ref Ref) (string, *PlaceholderErr
 		case err == nil:
 			r.mu.Lock()
 			r.cache[key] = v
+			scrub := r.scrub
 			r.mu.Unlock()
+			if ref.Secret {
+				scrub.Add(ref.Name, v)
+			}
 			return v, nil
 		case !errors.Is(err, ErrNotFound):
 			return "", &PlaceholderError{Ref: ref, Err: err}

@@ -28,6 +28,9 @@ type Identity struct {
 	Source string `json:"source"`
 	// Tables is the source's table selection (tables, then "exclude:" and tables.exclude).
 	Tables string `json:"tables"`
+	// Salt is the random salt of the fields stored as a hash (a field that holds a secret,
+	// see Secrets), in hex; empty when no field is hashed.
+	Salt string `json:"salt,omitempty"`
 }
 
 // Checkpoint is a stored position and, while a snapshot is under way, its progress.
@@ -44,8 +47,9 @@ type Checkpoint struct {
 
 // Store is an open, locked state directory. It is not safe for concurrent use.
 type Store struct {
-	dir  string
-	lock *os.File
+	dir     string
+	lock    *os.File
+	secrets Secrets // nil: none
 }
 
 // ErrLocked is returned by Open when another process holds the directory's lock.
@@ -62,7 +66,11 @@ type MismatchError struct {
 func (e *MismatchError) Error() string {
 	var diffs []string
 	add := func(what, stored, requested string) {
-		if stored != requested {
+		switch {
+		case stored == requested:
+		case strings.HasPrefix(stored, hashPrefix) || strings.HasPrefix(requested, hashPrefix):
+			diffs = append(diffs, fmt.Sprintf("another %s (it holds a secret, so only its hash is stored)", what))
+		default:
 			diffs = append(diffs, fmt.Sprintf("%s %q (this pipeline: %q)", what, stored, requested))
 		}
 	}
@@ -76,7 +84,14 @@ func (e *MismatchError) Error() string {
 // Open creates dir if needed, takes its lock and checks (or, the first time, records) the
 // identity. It fails with ErrLocked when another process holds the lock and with a
 // *MismatchError when the directory belongs to something else.
-func Open(dir string, id Identity) (*Store, error) {
+func Open(dir string, id Identity) (*Store, error) { return OpenSecret(dir, id, nil) }
+
+// OpenSecret is Open for a pipeline whose identity or checkpoint may hold secret values:
+// sec tells which (secrets.Scrubber). A field of the identity that holds a secret is stored
+// as a salted SHA-256 and compared as such; the checkpoint is stored with each secret
+// value replaced by its placeholder, and read back with the values (docs/pipeline.md,
+// "Placeholders"). A nil sec is Open.
+func OpenSecret(dir string, id Identity, sec Secrets) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state %s: %w", dir, err)
 	}
@@ -84,7 +99,7 @@ func Open(dir string, id Identity) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, lock: lock}
+	s := &Store{dir: dir, lock: lock, secrets: sec}
 	if err := s.checkIdentity(id); err != nil {
 		s.Close()
 		return nil, err
@@ -117,24 +132,33 @@ func (s *Store) checkIdentity(id Identity) error {
 	var stored Identity
 	err := readJSON(filepath.Join(s.dir, identityFile), &stored)
 	if errors.Is(err, fs.ErrNotExist) {
-		return writeJSON(s.dir, identityFile, id)
+		return writeJSON(s.dir, identityFile, id.stored(newSalt(), s.secrets))
 	}
 	if err != nil {
 		return err
 	}
-	if stored != id {
-		return &MismatchError{Dir: s.dir, Stored: stored, Requested: id}
+	salt := stored.Salt
+	if salt == "" {
+		salt = newSalt()
+	}
+	want := id.stored(salt, s.secrets)
+	if !id.matches(stored) {
+		return &MismatchError{Dir: s.dir, Stored: stored, Requested: want}
+	}
+	if want != stored {
+		// Stored before secrets were hashed (the plain value is replaced now), or a field
+		// that was secret is not any more.
+		return writeJSON(s.dir, identityFile, want)
 	}
 	return nil
 }
-
 // Dir returns the directory.
 func (s *Store) Dir() string { return s.dir }
 
 // Load returns the last stored checkpoint, or nil when there is none.
 func (s *Store) Load() (*Checkpoint, error) {
 	var cp Checkpoint
-	err := readJSON(filepath.Join(s.dir, checkpointFile), &cp)
+	err := readJSONWith(filepath.Join(s.dir, checkpointFile), &cp, s.reveal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -149,7 +173,22 @@ func (s *Store) Save(cp Checkpoint) error {
 	if cp.SavedAt.IsZero() {
 		cp.SavedAt = time.Now().UTC()
 	}
-	return writeJSON(s.dir, checkpointFile, cp)
+	return writeJSONWith(s.dir, checkpointFile, cp, s.hide)
+}
+
+// hide and reveal are the Secrets' HideJSON and RevealJSON, or the identity without them.
+func (s *Store) hide(b []byte) []byte {
+	if s.secrets == nil {
+		return b
+	}
+	return s.secrets.HideJSON(b)
+}
+
+func (s *Store) reveal(b []byte) []byte {
+	if s.secrets == nil {
+		return b
+	}
+	return s.secrets.RevealJSON(b)
 }
 
 // Close releases the lock. It is safe to call more than once.
@@ -163,10 +202,16 @@ func (s *Store) Close() error {
 }
 
 func readJSON(path string, v any) error {
+	return readJSONWith(path, v, func(b []byte) []byte { return b })
+}
+
+// readJSONWith is readJSON with edit applied to the document before it is decoded.
+func readJSONWith(path string, v any, edit func([]byte) []byte) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
+	b = edit(b)
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("state %s is damaged (%v); restore it from a backup or remove the directory to start afresh", path, err)
 	}
@@ -175,10 +220,16 @@ func readJSON(path string, v any) error {
 
 // writeJSON replaces dir/name atomically: temporary file, fsync, rename, fsync of dir.
 func writeJSON(dir, name string, v any) error {
+	return writeJSONWith(dir, name, v, func(b []byte) []byte { return b })
+}
+
+// writeJSONWith is writeJSON with edit applied to the encoded document.
+func writeJSONWith(dir, name string, v any, edit func([]byte) []byte) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("state %s: encode %s: %w", dir, name, err)
 	}
+	b = edit(b)
 	tmp, err := os.CreateTemp(dir, name+".tmp*")
 	if err != nil {
 		return fmt.Errorf("state %s: write %s: %w", dir, name, err)

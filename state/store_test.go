@@ -70,9 +70,9 @@ func TestForeignStateIsRefused(t *testing.T) {
 		id   Identity
 		want string
 	}{
-		{"other pipeline", Identity{"q", testID.Source, testID.Tables}, `pipeline "p" (this pipeline: "q")`},
-		{"other server", Identity{"p", "db2:3306", testID.Tables}, `source "127.0.0.1:3307" (this pipeline: "db2:3306")`},
-		{"other tables", Identity{"p", testID.Source, "app.users"}, `tables`},
+		{"other pipeline", Identity{Pipeline: "q", Source: testID.Source, Tables: testID.Tables}, `pipeline "p" (this pipeline: "q")`},
+		{"other server", Identity{Pipeline: "p", Source: "db2:3306", Tables: testID.Tables}, `source "127.0.0.1:3307" (this pipeline: "db2:3306")`},
+		{"other tables", Identity{Pipeline: "p", Source: testID.Source, Tables: "app.users"}, `tables`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"net"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ingestkit/ingest/secrets"
 )
 
 // Exit codes.
@@ -21,9 +23,11 @@ const (
 // app holds what the commands share: the flags, the output streams and
 // the environment.
 type app struct {
-	stdout, stderr io.Writer
+	stdout, stderr io.Writer // both scrubbed by scrub
+	rawStderr      io.Writer // the terminal, for the progress display
 	lookupEnv      func(string) (string, bool)
 	log            *slog.Logger
+	scrub          *secrets.Scrubber // every secret value resolved, masked in all output
 
 	secretsFile   string
 	vars          []string
@@ -65,12 +69,20 @@ func failure(err error) error { return &exitError{exitFailure, err} }
 // run executes the command line args and returns the exit code. Errors
 // that a command marks are reported by it; anything else cobra returns is
 // a usage error.
+//
+// Everything the command writes to stdout and stderr passes through a
+// secrets.Scrubber that the placeholder resolver feeds, so that no secret
+// value resolved from the pipeline file is printed (docs/pipeline.md,
+// "Placeholders"), whatever option it is in and whoever wrote the text.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	a := &app{stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
+	scrub := secrets.NewScrubber()
+	out, errOut := scrub.Writer(stdout), scrub.Writer(stderr)
+	defer func() { _, _ = out.Flush(), errOut.Flush() }()
+	a := &app{stdout: out, stderr: errOut, rawStderr: stderr, lookupEnv: lookupEnv, scrub: scrub}
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(out)
+	root.SetErr(errOut)
 	cmd, err := root.ExecuteContextC(ctx)
 	var ee *exitError
 	switch {
@@ -80,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		a.report(ee)
 		return ee.code
 	default:
-		fmt.Fprintf(stderr, "ingest: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+		fmt.Fprintf(errOut, "ingest: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
 		return exitInvalid
 	}
 }
@@ -119,9 +131,9 @@ func (a *app) setup() error {
 	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 	switch a.logFormat {
 	case "text":
-		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+		a.log = slog.New(a.scrub.Handler(slog.NewTextHandler(a.stderr, opts)))
 	case "json":
-		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+		a.log = slog.New(a.scrub.Handler(slog.NewJSONHandler(a.stderr, opts)))
 	default:
 		return fmt.Errorf("--log-format %q: want text or json", a.logFormat)
 	}

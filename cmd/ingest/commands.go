@@ -55,7 +55,9 @@ func (a *app) resolver() (*secrets.Resolver, error) {
 		varProviders = append(varProviders, m)
 	}
 	varProviders = append(varProviders, secrets.NewEnv(secrets.VarEnvPrefix, a.lookupEnv))
-	return secrets.NewResolver(secretProviders, varProviders), nil
+	res := secrets.NewResolver(secretProviders, varProviders)
+	res.SetScrubber(a.scrub)
+	return res, nil
 }
 
 // load loads the pipeline file. A secret store that failed is a runtime
@@ -66,6 +68,7 @@ func (a *app) load(ctx context.Context, path string) (*pipeline.Definition, erro
 		return nil, invalid(err)
 	}
 	def, err := pipeline.Load(path, pipeline.LoadOptions{Context: ctx, Resolver: res})
+	a.warnShortSecrets()
 	if err != nil {
 		if backendFailed(err) {
 			return nil, failure(err)
@@ -80,6 +83,15 @@ func (a *app) load(ctx context.Context, path string) (*pipeline.Definition, erro
 		return nil, invalid(fmt.Errorf("%s: sink: %w", path, err))
 	}
 	return def, nil
+}
+
+// warnShortSecrets warns about each secret whose value is too short to be
+// masked in output (secrets.MinScrubLen).
+func (a *app) warnShortSecrets() {
+	for _, name := range a.scrub.Short() {
+		a.log.Warn(fmt.Sprintf("secret ${secret_values.%s} is shorter than %d characters: it cannot be kept out of output, "+
+			"so it is not masked there; use a longer value or do not make it a secret", name, secrets.MinScrubLen))
+	}
 }
 
 // backendFailed reports whether err holds a placeholder whose provider
@@ -117,7 +129,7 @@ func (a *app) plan(ctx context.Context, path string) error {
 	p := pipeline.NewPlan(def)
 	var rep *runner.Report
 	if !a.offline {
-		if rep, err = runner.Plan(ctx, def, runner.Options{StateDir: a.stateDir}); err != nil {
+		if rep, err = runner.Plan(ctx, def, runner.Options{StateDir: a.stateDir, Scrubber: a.scrub}); err != nil {
 			return failure(fmt.Errorf("plan: %w", err))
 		}
 	}
@@ -156,12 +168,13 @@ func (a *app) apply(ctx context.Context, path string) error {
 	}
 	a.log.Info("pipeline loaded", "file", path, "pipeline", masked(def, "pipeline.name", def.Pipeline.Name),
 		"state", a.stateDir, "until_caught_up", a.untilCaughtUp)
-	opts := runner.Options{StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Logger: a.log}
-	if f, ok := a.stderr.(*os.File); ok && a.logFormat == "text" && term.IsTerminal(int(f.Fd())) {
+	opts := runner.Options{StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Logger: a.log,
+		Scrubber: a.scrub}
+	if f, ok := a.rawStderr.(*os.File); ok && a.logFormat == "text" && term.IsTerminal(int(f.Fd())) {
 		// On a terminal: progress bars and a status line, with the logs printed above them.
-		d := progress.NewTerminal(f)
+		d := progress.NewTerminal(a.scrub.FrameWriter(f))
 		opts.Display = d
-		opts.Logger = slog.New(slog.NewTextHandler(d, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		opts.Logger = slog.New(a.scrub.Handler(slog.NewTextHandler(d, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	}
 	err = runner.Run(ctx, def, opts)
 	if err != nil {

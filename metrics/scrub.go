@@ -1,0 +1,32 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// ScrubLabels makes the handler pass every label value through scrub before it is served,
+// so that a secret in a table, topic or pipeline name (docs/pipeline.md, "Placeholders")
+// never reaches a scraper. Call it before Serve or Handler.
+func (m *Metrics) ScrubLabels(scrub func(string) string) { m.scrub = scrub }
+
+// gatherer returns the registry, or, with ScrubLabels, a gatherer that scrubs its labels.
+func (m *Metrics) gatherer() prometheus.Gatherer {
+	if m.scrub == nil {
+		return m.reg
+	}
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := m.reg.Gather()
+		for _, mf := range mfs {
+			for _, metric := range mf.GetMetric() {
+				for _, lp := range metric.GetLabel() {
+					if lp.Value != nil {
+						v := m.scrub(*lp.Value)
+						lp.Value = &v
+					}
+				}
+			}
+		}
+		return mfs, err
+	})
+}
