@@ -3,6 +3,7 @@ package secrets
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -79,15 +80,37 @@ func (s *Scrubber) Short() []string {
 func (s *Scrubber) rebuild() {
 	type pair struct{ old, new string }
 	var text, hide []pair
+	taken := make(map[string]bool)
+	add := func(old, placeholder string) {
+		if !taken[old] {
+			taken[old] = true
+			text = append(text, pair{old, placeholder})
+		}
+	}
+	names := make(map[string]string) // value -> placeholder, of the values to mask
 	for value, name := range s.values {
-		if len(value) < MinScrubLen {
-			continue
+		if len(value) >= MinScrubLen {
+			names[value] = "${" + secretPrefix + name + "}"
+			hide = append(hide, pair{jsonForm(value, true), hiddenPlaceholder(name)})
 		}
-		placeholder := "${" + secretPrefix + name + "}"
+	}
+	// A placeholder stands for itself, so that scrubbing twice changes nothing even when a
+	// value is part of a placeholder's text ("values", a NAME). Then whole values, before
+	// the parts of others.
+	for _, placeholder := range names {
+		add(placeholder, placeholder)
+	}
+	for value, placeholder := range names {
 		for _, f := range forms(value) {
-			text = append(text, pair{f, placeholder})
+			add(f, placeholder)
 		}
-		hide = append(hide, pair{jsonForm(value, true), hiddenPlaceholder(name)})
+	}
+	for value, placeholder := range names {
+		for _, part := range parts(value) {
+			for _, f := range forms(part) {
+				add(f, placeholder)
+			}
+		}
 	}
 	// strings.Replacer tries the old strings in argument order at each
 	// position: longest first masks a value that contains another whole.
@@ -110,6 +133,22 @@ func (s *Scrubber) rebuild() {
 	}
 	st.text, st.hide, st.reveal = strings.NewReplacer(args...), strings.NewReplacer(hargs...), strings.NewReplacer(rargs...)
 	s.rep.Store(st)
+}
+
+// parts returns the pieces of value a client may print alone: the items of a
+// comma-separated list (bootstrap.servers), and the host of each host:port
+// item, as in "lookup HOST: no such host". Pieces shorter than MinScrubLen
+// are left out.
+func parts(value string) []string {
+	var out []string
+	for item := range strings.SplitSeq(value, ",") {
+		item = strings.TrimSpace(item)
+		out = append(out, item)
+		if host, _, err := net.SplitHostPort(item); err == nil {
+			out = append(out, host)
+		}
+	}
+	return slices.DeleteFunc(out, func(p string) bool { return len(p) < MinScrubLen })
 }
 
 // forms returns value as it may appear in output: as it is, JSON-escaped

@@ -16,6 +16,9 @@ func TestScrub(t *testing.T) {
 	s.Add("host", `db"7Qx<&>.internal`)
 	s.Add("inner", "loader")
 	s.Add("pin", "42")
+	s.Add("brokers", "kafka-1.7Qx:9092, kafka-2.7Qx:9093")
+	s.Add("kafka-host", "kafka-1.7Qx")
+	s.Add("topic", "bad topic values")
 	tests := []struct{ in, want string }{
 		{"Access denied for user 'svc-loader-7Qx'@'10.0.0.1'", "Access denied for user '${secret_values.user}'@'10.0.0.1'"},
 		{"the loader", "the ${secret_values.inner}"},
@@ -24,6 +27,11 @@ func TestScrub(t *testing.T) {
 		{`"db\"7Qx<&>.internal"`, `"${secret_values.host}"`},
 		{"tcp://db%227Qx%3C%26%3E.internal", "tcp://${secret_values.host}"},
 		{"answer 42", "answer 42"}, // too short to mask
+		{"dial tcp: lookup kafka-2.7Qx: no such host", "dial tcp: lookup ${secret_values.brokers}: no such host"},
+		{"seeds [kafka-1.7Qx:9092 kafka-2.7Qx:9093]", "seeds [${secret_values.brokers} ${secret_values.brokers}]"},
+		{"lookup kafka-1.7Qx", "lookup ${secret_values.kafka-host}"}, // a whole value wins over a part
+		{"topic: bad topic values", "topic: ${secret_values.topic}"},
+		{"${secret_values.topic} values", "${secret_values.topic} values"}, // scrubbing twice changes nothing
 	}
 	for _, tc := range tests {
 		if got := s.Scrub(tc.in); got != tc.want {
@@ -90,5 +98,15 @@ func TestHideRevealJSON(t *testing.T) {
 	}
 	if got := s.RevealJSON(hidden); !bytes.Equal(got, b) {
 		t.Errorf("reveal = %s, want %s", got, b)
+	}
+}
+
+func TestScrubTwice(t *testing.T) {
+	s := NewScrubber()
+	s.Add("word", "values")
+	s.Add("topic", "topic-7Qx")
+	once := s.Scrub("values in topic-7Qx")
+	if want := "${secret_values.word} in ${secret_values.topic}"; once != want || s.Scrub(once) != want {
+		t.Errorf("Scrub = %q, twice %q, want %q", once, s.Scrub(once), want)
 	}
 }
