@@ -152,6 +152,7 @@ func (s *Store) checkIdentity(id Identity) error {
 	}
 	return nil
 }
+
 // Dir returns the directory.
 func (s *Store) Dir() string { return s.dir }
 
