@@ -243,8 +243,12 @@ func checkAliyunTopics(l *loader) {
 	if !l.aliyunSet() {
 		return
 	}
-	if t := l.def.Sink.Topic; t != "" && !l.def.IsSecret("sink.topic") {
+	if t := l.def.Sink.Topic; t != "" {
 		if msg := apsaraTopicProblem(t, true); msg != "" {
+			if l.def.IsSecret("sink.topic") {
+				// The message may quote a character of the value.
+				msg = "invalid value (hidden, it comes from a secret): ApsaraMQ topic names are 3 to 64 letters, digits, '_' and '-'"
+			}
 			l.at("sink.topic", "%s", msg)
 		}
 		return

@@ -31,6 +31,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
@@ -187,6 +188,13 @@ func (s *Server) TLSConfig() *tls.Config {
 	pool := x509.NewCertPool()
 	pool.AddCert(s.srv.Certificate())
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+// CertificatePEM returns the server's certificate in PEM, for a client in
+// another process: a Go program trusts it when SSL_CERT_FILE names a file
+// holding it.
+func (s *Server) CertificatePEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
 }
 
 // AddCredential makes the server accept an AccessKey pair; with a non-empty
