@@ -19,12 +19,13 @@ func (m *Metrics) gatherer() prometheus.Gatherer {
 		mfs, err := m.reg.Gather()
 		for _, mf := range mfs {
 			for _, metric := range mf.GetMetric() {
-				for _, lp := range metric.GetLabel() {
-					if lp.Value != nil {
-						v := m.scrub(*lp.Value)
-						lp.Value = &v
-					}
+				// The pairs are shared with the registry's metrics: replace, never modify.
+				labels := make([]*dto.LabelPair, len(metric.GetLabel()))
+				for i, lp := range metric.GetLabel() {
+					v := m.scrub(lp.GetValue())
+					labels[i] = &dto.LabelPair{Name: lp.Name, Value: &v}
 				}
+				metric.Label = labels
 			}
 		}
 		return mfs, err
