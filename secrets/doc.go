@@ -21,6 +21,13 @@
 // the one place that needs it. Errors of this package name placeholders and
 // providers, never values.
 //
+// [Scrubber] removes resolved secret values from any text: a Resolver
+// given one with [Resolver.SetScrubber] adds each secret value it looks up,
+// and the ingest command passes everything it prints through it
+// ([Scrubber.Writer], [Scrubber.Handler]), as well as metrics labels and
+// the state directory ([Scrubber.HideJSON]). Each value becomes
+// ${secret_values.NAME}; values shorter than [MinScrubLen] are not masked.
+//
 // A [Resolver] is safe for concurrent use; it caches the values it has
 // looked up for its lifetime.
 package secrets

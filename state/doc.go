@@ -3,6 +3,10 @@
 // which tables the stored position belongs to), and, unless the sink keeps it in Kafka, the
 // last stored checkpoint.
 //
+// Nothing stored holds a secret value (OpenSecret): an identity field that holds one is
+// stored as a salted SHA-256, and a checkpoint has each secret value replaced by its
+// placeholder, put back when it is read.
+//
 // Every write is atomic (write a temporary file, fsync, rename, fsync the directory), so a
 // crash or a full disk at any instant leaves the last good checkpoint in place.
 package state
