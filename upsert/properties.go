@@ -186,6 +186,7 @@ var properties = map[string]property{
 type number struct {
 	lo, hi int64
 	set    func(p *Properties, n int64)
+	why    string // why the bounds are narrower than Java's, "" when they are not
 }
 
 // ms converts a count of milliseconds.
@@ -195,35 +196,37 @@ const maxMillis = 1 << 40 // 34 years: any longer is a mistake, and time.Duratio
 
 // numbers are the numeric properties.
 var numbers = map[string]number{
-	// franz-go lingers at most a minute.
-	"linger.ms": {0, 60_000, func(p *Properties, n int64) { p.add(kgo.ProducerLinger(ms(n))) }},
-	// franz-go's requests are at most 1 GiB, of which 1 MiB is kept for the request's own
-	// framing (finish).
-	"max.request.size": {1024, 1<<30 - 1<<20, func(p *Properties, n int64) { p.MaxRequestSize = int32(n) }},
+	"linger.ms": {0, 60_000, func(p *Properties, n int64) { p.add(kgo.ProducerLinger(ms(n))) },
+		"ingest's Kafka client (franz-go) lingers at most a minute"},
+	"max.request.size": {1024, 1<<30 - 1<<20, func(p *Properties, n int64) { p.MaxRequestSize = int32(n) },
+		"ingest's Kafka client (franz-go) writes requests of at most 1 GiB, 1 MiB of which is kept for the request's framing"},
 	"buffer.memory": {1, 1 << 62, func(p *Properties, n int64) {
 		p.add(kgo.MaxBufferedBytes(int(n)))
 		p.bufferMemory = true
-	}},
-	// franz-go: a produce request timeout from 100 ms, sent as int32 milliseconds.
-	"request.timeout.ms": {100, math.MaxInt32, func(p *Properties, n int64) { p.add(kgo.ProduceRequestTimeout(ms(n))) }},
-	// franz-go: a record delivery timeout of at least a second.
-	"delivery.timeout.ms": {1000, maxMillis, func(p *Properties, n int64) { p.add(kgo.RecordDeliveryTimeout(ms(n))) }},
+	}, ""},
+	"request.timeout.ms": {100, math.MaxInt32, func(p *Properties, n int64) { p.add(kgo.ProduceRequestTimeout(ms(n))) },
+		"ingest's Kafka client (franz-go) waits at least 100 ms for a produce response"},
+	"delivery.timeout.ms": {1000, maxMillis, func(p *Properties, n int64) { p.add(kgo.RecordDeliveryTimeout(ms(n))) },
+		"ingest's Kafka client (franz-go) gives a record at least a second"},
 	// Sent as int32 milliseconds.
-	"transaction.timeout.ms":                {1, math.MaxInt32, func(p *Properties, n int64) { p.TransactionTimeout = ms(n) }},
-	"retries":                               {0, math.MaxInt32, func(p *Properties, n int64) { p.add(kgo.RecordRetries(int(n))) }},
-	"retry.backoff.ms":                      {0, maxMillis, func(p *Properties, n int64) { p.backoff.base = ms(n) }},
-	"retry.backoff.max.ms":                  {0, maxMillis, func(p *Properties, n int64) { p.backoff.max = ms(n) }},
-	"max.in.flight.requests.per.connection": {1, 1 << 20, func(p *Properties, n int64) { p.inflight = int(n) }},
-	// franz-go: at most an hour, and at least its minimum metadata age (5 s by default).
-	"metadata.max.age.ms": {5000, 3_600_000, func(p *Properties, n int64) { p.add(kgo.MetadataMaxAge(ms(n))) }},
-	// franz-go: from 100 ms to 15 minutes.
-	"connections.max.idle.ms":            {100, 900_000, func(p *Properties, n int64) { p.add(kgo.ConnIdleTimeout(ms(n))) }},
-	"socket.connection.setup.timeout.ms": {1, maxMillis, func(p *Properties, n int64) { p.add(kgo.DialTimeout(ms(n))) }},
+	"transaction.timeout.ms":                {1, math.MaxInt32, func(p *Properties, n int64) { p.TransactionTimeout = ms(n) }, ""},
+	"retries":                               {0, math.MaxInt32, func(p *Properties, n int64) { p.add(kgo.RecordRetries(int(n))) }, ""},
+	"retry.backoff.ms":                      {0, maxMillis, func(p *Properties, n int64) { p.backoff.base = ms(n) }, ""},
+	"retry.backoff.max.ms":                  {0, maxMillis, func(p *Properties, n int64) { p.backoff.max = ms(n) }, ""},
+	"max.in.flight.requests.per.connection": {1, 1 << 20, func(p *Properties, n int64) { p.inflight = int(n) }, ""},
+	"metadata.max.age.ms": {5000, 3_600_000, func(p *Properties, n int64) { p.add(kgo.MetadataMaxAge(ms(n))) },
+		"ingest's Kafka client (franz-go) refreshes metadata at least hourly and at most every 5 s"},
+	"connections.max.idle.ms": {100, 900_000, func(p *Properties, n int64) { p.add(kgo.ConnIdleTimeout(ms(n))) },
+		"ingest's Kafka client (franz-go) closes idle connections after 100 ms to 15 minutes"},
+	"socket.connection.setup.timeout.ms": {1, maxMillis, func(p *Properties, n int64) { p.add(kgo.DialTimeout(ms(n))) }, ""},
 }
 
 func (n number) parse(p *Properties, v string) error {
 	i, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || i < n.lo || i > n.hi {
+		if n.why != "" {
+			return fmt.Errorf("want a whole number from %d to %d: %s", n.lo, n.hi, n.why)
+		}
 		return fmt.Errorf("want a whole number from %d to %d", n.lo, n.hi)
 	}
 	n.set(p, i)
