@@ -318,7 +318,7 @@ func IsSecretProperty(key string) bool {
 // at its option's file position.
 type PropertyError struct {
 	// Key is the option without the "properties." prefix; "" for a problem of the options
-	// as a whole.
+	// as a whole, whose Reason names the options itself.
 	Key string
 	// Kind says what is wrong: the option's name, its value, or its combination with others.
 	Kind PropertyProblem
@@ -356,7 +356,7 @@ func (e *PropertyError) Error() string {
 	case e.Kind == PropertyValue:
 		return fmt.Sprintf("properties.%s: invalid value %q: %s", e.Key, e.Value, e.Reason)
 	case e.Key == "":
-		return "properties: " + e.Reason
+		return e.Reason // it names the options itself
 	}
 	return fmt.Sprintf("properties.%s: %s", e.Key, e.Reason)
 }
@@ -495,7 +495,7 @@ func (p *Properties) finish() error {
 	// The client's own validation, which apply meets in kgo.NewClient: validate and plan must
 	// refuse what it refuses. The bounds of numbers are meant to make this unreachable.
 	if err := kgo.ValidateOpts(append(p.ClientOpts(), p.ProducerOpts()...)...); err != nil {
-		return &PropertyError{Kind: PropertyCombination, Reason: "the Kafka client refuses these options: " + err.Error()}
+		return &PropertyError{Kind: PropertyCombination, Reason: "properties.*: the Kafka client refuses these options: " + err.Error()}
 	}
 	return nil
 }
