@@ -149,8 +149,7 @@ func settingsOptions(p *Settings) []option {
 	return []option{
 		{key: "name", val: stringValue{&p.Name}},
 		{key: "parallelism", val: intValue{&p.Parallelism, 1, 1024}, def: "1"},
-		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}, asIs: "ingest has no transform expressions, and " +
-			"TIMESTAMP values are written as UTC instants (docs/output.md), as Flink CDC 3.3+ writes them whatever this zone"},
+		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}, asIs: localTimeZoneAsIs},
 		{key: "schema.change.behavior", val: enum(&p.SchemaChangeBehavior,
 			SchemaEvolve, SchemaIgnore, SchemaException), def: "EVOLVE"},
 		{key: "route-mode", val: enum(&p.RouteMode, route.AllMatch, route.FirstMatch), def: "ALL_MATCH"},
@@ -241,6 +240,9 @@ func refusedReason(list []refusal, key string) string {
 const (
 	typeChecked = "the loader checks it: ingest has one source and one sink type"
 	label       = "a label for people; ingest shows it in plan only"
+
+	localTimeZoneAsIs = "ingest has no transform expressions, and TIMESTAMP values are written as UTC instants " +
+		"(docs/output.md), as Flink CDC 3.3+ writes them whatever this zone"
 )
 
 // keys returns the option names of opts, for suggestions.
