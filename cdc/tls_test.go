@@ -26,7 +26,7 @@ func TestTLSFromJDBC(t *testing.T) {
 		{name: "bad mode", props: map[string]string{"sslMode": "ALWAYS"}, wantErr: "valid values are DISABLED"},
 		{name: "missing CA", props: map[string]string{"sslMode": "VERIFY_CA", "serverSslCert": "/nonexistent.pem"}, wantErr: "read CA /nonexistent.pem"},
 		{name: "key store", props: map[string]string{"clientCertificateKeyStoreUrl": "file:/k.jks"}, wantErr: "key stores are not read"},
-		{name: "ignored", props: map[string]string{"useUnicode": "true"}, wantNil: true, wantIgnor: "useUnicode"},
+		{name: "ignored", props: map[string]string{"cachePrepStmts": "true", "useUnicode": "true"}, wantNil: true, wantIgnor: "cachePrepStmts"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

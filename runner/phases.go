@@ -73,10 +73,7 @@ func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
 		r2.Since = ""
 		resume = &r2
 	}
-	var chunkKey func(change.TableID) []string
-	if s.ChunkKeyColumn != "" {
-		chunkKey = func(change.TableID) []string { return []string{s.ChunkKeyColumn} }
-	}
+	chunkKey := chunkKeys(&s)
 	return snapshot.Config{
 		Addr: r.src.Addr, User: r.src.User, Password: r.src.Password, TLS: r.src.TLS,
 		Match: r.routes.filter.Match, TinyInt1AsNumber: r.src.TinyInt1AsNumber, Keys: r.src.Keys,

@@ -80,11 +80,7 @@ func snapshotCheck(def *pipeline.Definition, src cdc.Config) *snapshot.Config {
 	if s.StartupMode != pipeline.StartupInitial && s.StartupMode != pipeline.StartupSnapshot {
 		return nil
 	}
-	cfg := &snapshot.Config{Addr: src.Addr, TinyInt1AsNumber: src.TinyInt1AsNumber, Keys: src.Keys}
-	if s.ChunkKeyColumn != "" {
-		cfg.ChunkKey = func(change.TableID) []string { return []string{s.ChunkKeyColumn} }
-	}
-	return cfg
+	return &snapshot.Config{Addr: src.Addr, TinyInt1AsNumber: src.TinyInt1AsNumber, Keys: src.Keys, ChunkKey: chunkKeys(&s)}
 }
 
 func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, snap *snapshot.Config) error {

@@ -14,7 +14,11 @@
 //     on the partition of every key.
 //   - [ParseProperties] maps the Java producer configs of properties.* (security, SASL,
 //     TLS stores, acks, compression, timeouts…) onto franz-go options, refusing what has no
-//     meaning here; [Options] returns them all as franz-go options.
+//     meaning here; [Options] returns them all as franz-go options. This is the one
+//     description of properties.*: the bounds of each number are franz-go's, the result
+//     passes kgo.ValidateOpts, and every problem is a [PropertyError] naming its option,
+//     which the pipeline loader places at the option's file position
+//     ([CheckPropertyName], [ParsePropertiesOffline]).
 //   - [Sink] runs the writer.
 //
 // # The writer

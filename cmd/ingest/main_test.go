@@ -166,12 +166,12 @@ func TestExitCodes(t *testing.T) {
 		{"open secrets file", []string{"validate", good, "--secrets", openSecrets}, exitInvalid, "", "chmod 600"},
 		{"--var wins", []string{"validate", good, "--var", "mysql.host=db"}, exitOK, "ok: ", ""},
 		{"apply runtime failure", []string{"apply", good, "--until-caught-up", "--state", t.TempDir()}, exitFailure, "", ""},
-		// validate runs the sink's whole check of properties.*, as apply does: ssl.* options
-		// without SSL pass the loader's check of each option, not the sink's.
+		// validate runs the sink's whole check of properties.*, as apply does, at the option:
+		// ssl.* options without SSL.
 		{"validate properties together", []string{"validate", plaintextSSL}, exitInvalid, "",
-			"sink: upsert: properties.ssl.*: set, but security.protocol is PLAINTEXT"},
+			"plaintext.yaml:15:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
 		{"apply properties together", []string{"apply", plaintextSSL}, exitInvalid, "",
-			"sink: upsert: properties.ssl.*: set, but security.protocol is PLAINTEXT"},
+			"plaintext.yaml:15:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
 		{"version", []string{"version"}, exitOK, "ingest dev\ngo: go", ""},
 		{"help", []string{"--help"}, exitOK, "Usage:", ""},
 	}
