@@ -402,9 +402,10 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 }
 
 // ddl applies a DDL statement to the schema history and adds a SchemaChange for each
-// captured table whose shape changed.
+// captured table whose shape changed, telling the statement and the shape before it.
 func (s *stream) ddl(ctx context.Context, db, query string) error {
-	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, s.endPosition())
+	at := s.endPosition()
+	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, at)
 	if err != nil {
 		return s.schemaError(change.TableID{DB: db}, fmt.Errorf("after %q: %w", query, err))
 	}
@@ -422,7 +423,11 @@ func (s *stream) ddl(ctx context.Context, db, query string) error {
 		return s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
 	}
 	for _, t := range changed {
-		if err := s.add(ctx, change.Change{Schema: t.Schema, Op: change.SchemaChange}); err != nil {
+		ddl := &change.DDL{Statement: query, Position: at.String()}
+		if prev := s.cache.hist.previous(t.Schema.Table, at); prev != nil {
+			ddl.Previous = schemaOfInfo(t.Schema.Table, prev, s.cache.opts)
+		}
+		if err := s.add(ctx, change.Change{Schema: t.Schema, Op: change.SchemaChange, DDL: ddl}); err != nil {
 			return err
 		}
 	}

@@ -60,6 +60,19 @@ type Change struct {
 	Op     Op
 	Before Row
 	After  Row
+	// DDL, for a SchemaChange, is the statement that changed the shape (nil otherwise).
+	DDL *DDL
+}
+
+// DDL tells what made a table's shape change.
+type DDL struct {
+	// Statement is the statement as the binlog holds it.
+	Statement string
+	// Position is the source position just after the statement, in the source's text form.
+	Position string
+	// Previous is the table's shape before the statement: nil when the table did not exist
+	// before it (CREATE TABLE, RENAME TABLE onto the name) or was not known to the source.
+	Previous *Schema
 }
 
 // Batch is a run of changes from one source transaction, in commit order.
