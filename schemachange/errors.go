@@ -12,15 +12,22 @@ import (
 // sink, so the stored position stays before it and every run stops at it again.
 type RefusedError struct {
 	Table     change.TableID
+	Kind      change.DDLKind // what the statement did to the table
 	Statement string
 	Position  string // the source position after the statement
 }
 
+var ddlKindNames = [...]string{"schema change", "drop", "truncate"}
+
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("schema change of %s refused (pipeline.schema.change.behavior is EXCEPTION): %q at binlog position %s; "+
+	what := "schema change"
+	if int(e.Kind) < len(ddlKindNames) {
+		what = ddlKindNames[e.Kind]
+	}
+	return fmt.Sprintf("%s of %s refused (pipeline.schema.change.behavior is EXCEPTION): %q at binlog position %s; "+
 		"nothing from this statement on was written and the stored position stays before it, so every run stops here: "+
 		"to go on, set schema.change.behavior to EVOLVE (rows follow the new shape), LENIENT (columns are only added) "+
-		"or IGNORE (rows keep the shape of the start)", e.Table, e.Statement, e.Position)
+		"or IGNORE (rows keep the shape of the start)", what, e.Table, e.Statement, e.Position)
 }
 
 // KeyChangedError says that, under LENIENT or IGNORE, a table's key columns changed: the

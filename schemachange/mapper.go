@@ -72,7 +72,7 @@ func (m *Mapper) tracks() bool { return m.mode == Lenient || m.mode == Ignore }
 
 // Apply returns b as the sink is to receive it. Under EVOLVE it is b itself. Under
 // EXCEPTION it is b, or a [*RefusedError] for its first SchemaChange of a table that
-// existed before the statement. Under LENIENT and IGNORE the rows of each table are mapped
+// existed before the statement (changed, dropped or truncated; a table created passes). Under LENIENT and IGNORE the rows of each table are mapped
 // onto its written shape (b's rows are not modified: mapped changes get new rows, whose
 // values alias b's), or a [*KeyChangedError] stops it.
 func (m *Mapper) Apply(b change.Batch) (change.Batch, error) {
@@ -81,7 +81,7 @@ func (m *Mapper) Apply(b change.Batch) (change.Batch, error) {
 		for i := range b.Changes {
 			c := &b.Changes[i]
 			if c.Op == change.SchemaChange && c.DDL != nil && c.DDL.Previous != nil {
-				return b, &RefusedError{Table: c.Schema.Table, Statement: c.DDL.Statement, Position: c.DDL.Position}
+				return b, &RefusedError{Table: c.Schema.Table, Kind: c.DDL.Kind, Statement: c.DDL.Statement, Position: c.DDL.Position}
 			}
 		}
 		return b, nil
@@ -101,7 +101,10 @@ func (m *Mapper) mapBatch(b change.Batch) (change.Batch, error) {
 		var prev *change.Schema
 		var ddl *change.DDL
 		if c.Op == change.SchemaChange {
-			if ddl = c.DDL; ddl != nil {
+			if ddl = c.DDL; ddl != nil && ddl.Kind != change.Reshaped {
+				continue // dropped or truncated: no new shape
+			}
+			if ddl != nil {
 				prev = ddl.Previous
 			}
 		}

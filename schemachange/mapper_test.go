@@ -225,3 +225,29 @@ func TestMapperRestart(t *testing.T) {
 		t.Error("EVOLVE keeps written shapes")
 	}
 }
+
+// TestMapperDropTruncate: a table dropped or truncated has no new shape: LENIENT and IGNORE
+// pass it (its rows keep the written shape), EXCEPTION refuses it.
+func TestMapperDropTruncate(t *testing.T) {
+	v1 := shape(1, "id int", "a int")
+	last := shape(0, "id int", "a int")
+	last.Key = nil // the shape before a DDL may not resolve its key
+	for _, kind := range []change.DDLKind{change.Dropped, change.Truncated} {
+		b := change.Batch{Changes: []change.Change{
+			{Schema: v1, Op: change.Insert, After: row("1", "a1")},
+			{Schema: last, Op: change.SchemaChange, DDL: &change.DDL{Kind: kind, Statement: "DROP/TRUNCATE", Position: "p", Previous: last}},
+		}}
+		for _, mode := range []Mode{Evolve, Lenient, Ignore} {
+			m, _ := New(mode, nil)
+			if _, err := m.Apply(b); err != nil {
+				t.Errorf("%s, kind %d: %v", mode, kind, err)
+			}
+		}
+		m, _ := New(Exception, nil)
+		_, err := m.Apply(b)
+		var refused *RefusedError
+		if !errors.As(err, &refused) || refused.Kind != kind {
+			t.Errorf("EXCEPTION, kind %d: %v, want a refusal", kind, err)
+		}
+	}
+}
