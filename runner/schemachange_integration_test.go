@@ -173,3 +173,33 @@ func TestSchemaChangeExceptionStatements(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaChangeKeyChange: under LENIENT and IGNORE the record key stays the start's, so a
+// statement that changes the key columns stops the run; EVOLVE follows it.
+func TestSchemaChangeKeyChange(t *testing.T) {
+	const stmt = "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, a)"
+	for _, behavior := range []pipeline.SchemaChangeBehavior{pipeline.SchemaLenient, pipeline.SchemaIgnore, pipeline.SchemaEvolve} {
+		t.Run(string(behavior), func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10) NOT NULL)")
+			def := definition(t, name, "  scan.startup.mode: latest-offset", "")
+			def.Pipeline.SchemaChangeBehavior = behavior
+			dir := t.TempDir()
+			if err := runUntilCaughtUp(t, def, dir); err != nil {
+				t.Fatalf("first run: %v", err)
+			}
+			testenv.Exec(t, db, stmt)
+			err := runUntilCaughtUp(t, def, dir)
+			var changed *schemachange.KeyChangedError
+			if behavior == pipeline.SchemaEvolve {
+				if err != nil {
+					t.Fatalf("EVOLVE: %v", err)
+				}
+				return
+			}
+			if !errors.As(err, &changed) || !strings.Contains(err.Error(), "from (id) to (id, a)") || changed.Statement != stmt {
+				t.Fatalf("%v, want the key change refused", err)
+			}
+		})
+	}
+}

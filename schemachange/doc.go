@@ -15,15 +15,16 @@
 //   - [Ignore] (IGNORE): the written shape is the table's first: added columns are left
 //     out, dropped ones are null, so every value has the keys of the start.
 //   - [Exception] (EXCEPTION): a DDL statement that changes the shape of a table that
-//     existed stops the pipeline with a [RefusedError] before any row of the new shape.
+//     existed, drops it or truncates it stops the pipeline with a [RefusedError] before any
+//     row of its transaction or after it.
 //
 // Values are rendered from the current column type in every mode: a type change shows in
 // the JSON of later rows, it is never coerced back to the start's type (Flink CDC coerces
 // under IGNORE and LENIENT and writes null where it cannot, a loss this package refuses).
 //
 // The written shape of a table is set the first time the Mapper meets the table: the shape
-// before its first DDL, else the shape of its first row, else (a table created while the
-// pipeline runs) the shape it was created with. The written shapes are part of the
+// of its first row, or the shape before its first DDL when that comes first (the shape it
+// was created with for a table created while the pipeline runs). The written shapes are part of the
 // pipeline's state ([Mapper.Encode], [New]), stored with each checkpoint, so the start
 // survives restarts. Under LENIENT and IGNORE the record key stays the start's key: a DDL
 // that changes the key columns stops the pipeline ([KeyChangedError]), since keys of the

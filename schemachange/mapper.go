@@ -32,7 +32,8 @@ func (m Mode) String() string {
 type Mapper struct {
 	mode    Mode
 	tables  map[change.TableID]*written
-	encoded []byte // Encode's result, nil when stale
+	last    *written // the table of the last change: most batches hold one table
+	encoded []byte   // Encode's result, nil when stale
 }
 
 // written is the shape written for one table (LENIENT, IGNORE), with the mapping from the
@@ -131,9 +132,13 @@ func (m *Mapper) mapBatch(b change.Batch) (change.Batch, error) {
 // DDL, when there is one), widens it (LENIENT) and checks the key when s is a source shape
 // not met before.
 func (m *Mapper) prepare(s, prev *change.Schema, ddl *change.DDL) (*written, error) {
+	if w := m.last; w != nil && w.from == s && w.fromVersion == s.Version {
+		return w, nil
+	}
 	id := s.Table
 	w := m.tables[id]
 	if w != nil && w.from == s && w.fromVersion == s.Version {
+		m.last = w
 		return w, nil
 	}
 	if w == nil {
@@ -156,6 +161,7 @@ func (m *Mapper) prepare(s, prev *change.Schema, ddl *change.DDL) (*written, err
 		m.encoded = nil
 	}
 	w.build(s)
+	m.last = w
 	return w, nil
 }
 
