@@ -349,7 +349,6 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		}
 		in := upsert.Input{Batch: b}
 		if b.End {
-			var err error
 			if in, err = r.chunkInput(b); err != nil {
 				return err
 			}
