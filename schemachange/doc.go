@@ -20,7 +20,7 @@
 //
 // Values are rendered from the current column type in every mode: a type change shows in
 // the JSON of later rows, it is never coerced back to the start's type (Flink CDC coerces
-// under IGNORE and LENIENT and writes null where it cannot, a loss this package refuses).
+// under IGNORE and writes null where it cannot, a loss this package does not make).
 //
 // The written shape of a table is set the first time the Mapper meets the table: the shape
 // of its first row, or the shape before its first DDL when that comes first (the shape it
