@@ -402,27 +402,19 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 }
 
 // ddl applies a DDL statement to the schema history and adds a SchemaChange for each
-// captured table whose shape changed.
+// captured table it changed (schemachanges.go).
 func (s *stream) ddl(ctx context.Context, db, query string) error {
-	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, s.endPosition())
+	at := s.endPosition()
+	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, at)
 	if err != nil {
 		return s.schemaError(change.TableID{DB: db}, fmt.Errorf("after %q: %w", query, err))
 	}
-	var captured []change.TableID
-	for _, id := range ids {
-		if s.cfg.Tables(id.DB, id.Table) {
-			captured = append(captured, id)
-		}
-	}
-	if len(captured) == 0 {
-		return nil
-	}
-	changed, err := s.cache.afterDDL(captured)
+	changes, err := s.schemaChanges(db, query, at, ids)
 	if err != nil {
-		return s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
+		return err
 	}
-	for _, t := range changed {
-		if err := s.add(ctx, change.Change{Schema: t.Schema, Op: change.SchemaChange}); err != nil {
+	for _, c := range changes {
+		if err := s.add(ctx, c); err != nil {
 			return err
 		}
 	}

@@ -23,7 +23,6 @@ import (
 // remove them from here.
 var pendingOptions = map[string]string{
 	"source.scan.binlog.newly-added-table.enabled": "branch tables",
-	"pipeline.schema.change.behavior":              "branch schemachange",
 }
 
 // TestEveryOptionHonoured walks the option schema (schema.go) and fails for an option that

@@ -18,6 +18,7 @@ import (
 	"github.com/ingestkit/ingest/metrics"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/progress"
+	"github.com/ingestkit/ingest/schemachange"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/upsert"
@@ -139,9 +140,10 @@ type run struct {
 	snk    upsert.Config
 
 	phases  *phases
-	running bool        // this run got past its start: its failures may be restarted
-	source  *cdc.Source // set by produce before the stream's first batch; then read by forward
-	extras  extraCache  // owned by forward
+	running bool                 // this run got past its start: its failures may be restarted
+	source  *cdc.Source          // set by produce before the stream's first batch; then read by forward
+	extras  extraCache           // owned by forward
+	shapes  *schemachange.Mapper // schema.change.behavior; owned by forward
 	display progress.Display
 	status  status
 
@@ -219,6 +221,9 @@ func (r *run) run(ctx context.Context) error {
 	ph, err := r.planPhases(stored)
 	if err != nil {
 		return err
+	}
+	if r.shapes, err = newShapes(r.def, stored); err != nil {
+		return fmt.Errorf("state %s: %w", r.store.Dir(), err)
 	}
 	if err := r.stopAt(ctx, ph); err != nil {
 		return err
@@ -354,9 +359,12 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		return true
 	}
 	for b := range pipe.snapshot {
+		b, err := r.shapes.Apply(b)
+		if err != nil {
+			return err
+		}
 		in := upsert.Input{Batch: b}
 		if b.End {
-			var err error
 			if in, err = r.chunkInput(b); err != nil {
 				return err
 			}
@@ -372,10 +380,13 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 			r.setLag(time.Since(b.CommitTime))
 		}
 		if handoff == nil {
+			b, err := r.shapes.Apply(b)
+			if err != nil {
+				return err
+			}
 			in := upsert.Input{Batch: b}
 			if b.End {
-				var err error
-				if in.Progress, err = r.extras.encode(nil, r.source.SchemaHistory()); err != nil {
+				if in.Progress, err = r.extras.encode(nil, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
 					return err
 				}
 			}
@@ -444,7 +455,7 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 	if err != nil {
 		return upsert.Input{}, err
 	}
-	if js, err = json.Marshal(extra{Snapshot: js}); err != nil {
+	if js, err = json.Marshal(extra{Snapshot: js, Shapes: r.shapes.Encode()}); err != nil {
 		return upsert.Input{}, err
 	}
 	b.Position = nil
@@ -473,12 +484,15 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 	inputs := make([]upsert.Input, len(held))
 	for i, b := range held {
 		kept, err := h.Filter(ctx, b, pos)
+		if err == nil {
+			kept, err = r.shapes.Apply(kept)
+		}
 		if err != nil {
 			return nil, false, err
 		}
 		inputs[i] = upsert.Input{Batch: kept}
 	}
-	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory()); err != nil {
+	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
 		return nil, false, err
 	}
 	return inputs, done, nil

@@ -41,6 +41,9 @@ type Checkpoint struct {
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 	// Schema is the source's schema history at Position, opaque here.
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Shapes are the shapes the pipeline writes per table under schema.change.behavior
+	// LENIENT or IGNORE (schemachange.Mapper.Encode), opaque here.
+	Shapes json.RawMessage `json:"shapes,omitempty"`
 	// SavedAt is when the checkpoint was written.
 	SavedAt time.Time `json:"saved_at"`
 }
