@@ -279,8 +279,12 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 	failures := 0
 	var streamed bool    // a session has delivered events: the server was there
 	var lostAt time.Time // when the current run of failures began
-	for {
-		progressed, err := s.session(ctx, srv, st)
+	for reconnect := false; ; reconnect = true {
+		var progressed bool
+		err := s.recheck(ctx, reconnect, st.delivered)
+		if err == nil {
+			progressed, err = s.session(ctx, srv, st)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -310,6 +314,24 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 		}
 		st.resume()
 	}
+}
+
+// recheck runs the [Preflight] checks again before a reconnect, against the position the
+// stream resumes from: the server may have been reconfigured (binlog_format), rebuilt or
+// replaced while the connection was down. A server that cannot be reached yet is retried.
+func (s *Source) recheck(ctx context.Context, reconnect bool, from Position) error {
+	if !reconnect {
+		return nil // the caller checked before the first read
+	}
+	cfg := s.cfg
+	cfg.Position = from
+	problems := Preflight(ctx, cfg)
+	for _, p := range problems {
+		if p.Check == "connect" {
+			return &RetryableError{Op: "connect", Err: errors.New(p.Message)}
+		}
+	}
+	return Refuse(s.cfg.Addr, problems)
 }
 
 // reconnectWindow is how long a stream that has run keeps reconnecting to a server that went
@@ -482,7 +504,9 @@ func classify(err error, at Position, serverID uint32) error {
 		return &RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
 	}
 	if errors.As(err, new(*PositionLostError)) || errors.As(err, new(*ServerIDConflictError)) ||
-		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) {
+		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) ||
+		errors.As(err, new(*PreflightError)) || errors.As(err, new(*StatementFormatError)) ||
+		errors.As(err, new(*RetryableError)) {
 		return err
 	}
 	var me *gomysql.MyError

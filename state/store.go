@@ -28,6 +28,18 @@ type Identity struct {
 	Source string `json:"source"`
 	// Tables is the source's table selection (tables, then "exclude:" and tables.exclude).
 	Tables string `json:"tables"`
+	// Server is the identity of the source server behind Source (server_id, server_uuid,
+	// GTID domains: the cdc package's ServerIdentity text form), recorded by the first run
+	// that connected ([Store.RecordServer]); empty before. It is not compared by [Open] (it is
+	// only known once connected): the runner compares it with the server's at every start.
+	Server string `json:"server,omitempty"`
+}
+
+// sameOwner reports whether two identities name the same pipeline, source address and table
+// selection; Server is compared by the caller once it is known.
+func (id Identity) sameOwner(o Identity) bool {
+	id.Server, o.Server = "", ""
+	return id == o
 }
 
 // Checkpoint is a stored position and, while a snapshot is under way, its progress.
@@ -46,6 +58,7 @@ type Checkpoint struct {
 type Store struct {
 	dir  string
 	lock *os.File
+	id   Identity // as stored
 }
 
 // ErrLocked is returned by Open when another process holds the directory's lock.
@@ -117,14 +130,31 @@ func (s *Store) checkIdentity(id Identity) error {
 	var stored Identity
 	err := readJSON(filepath.Join(s.dir, identityFile), &stored)
 	if errors.Is(err, fs.ErrNotExist) {
+		s.id = id
 		return writeJSON(s.dir, identityFile, id)
 	}
 	if err != nil {
 		return err
 	}
-	if stored != id {
+	if !stored.sameOwner(id) {
 		return &MismatchError{Dir: s.dir, Stored: stored, Requested: id}
 	}
+	s.id = stored
+	return nil
+}
+
+// Server returns the server identity recorded in the directory, or "" when none is.
+func (s *Store) Server() string { return s.id.Server }
+
+// RecordServer records the source server's identity in the directory's identity, for later
+// runs to compare with. It changes nothing else of the identity.
+func (s *Store) RecordServer(server string) error {
+	id := s.id
+	id.Server = server
+	if err := writeJSON(s.dir, identityFile, id); err != nil {
+		return err
+	}
+	s.id = id
 	return nil
 }
 

@@ -70,9 +70,9 @@ func TestForeignStateIsRefused(t *testing.T) {
 		id   Identity
 		want string
 	}{
-		{"other pipeline", Identity{"q", testID.Source, testID.Tables}, `pipeline "p" (this pipeline: "q")`},
-		{"other server", Identity{"p", "db2:3306", testID.Tables}, `source "127.0.0.1:3307" (this pipeline: "db2:3306")`},
-		{"other tables", Identity{"p", testID.Source, "app.users"}, `tables`},
+		{"other pipeline", Identity{Pipeline: "q", Source: testID.Source, Tables: testID.Tables}, `pipeline "p" (this pipeline: "q")`},
+		{"other server", Identity{Pipeline: "p", Source: "db2:3306", Tables: testID.Tables}, `source "127.0.0.1:3307" (this pipeline: "db2:3306")`},
+		{"other tables", Identity{Pipeline: "p", Source: testID.Source, Tables: "app.users"}, `tables`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,5 +139,39 @@ func TestPeekReadsWithoutTheLock(t *testing.T) {
 	id, cp, err := Peek(dir)
 	if err != nil || *id != testID || cp.Position != "p1" {
 		t.Fatalf("Peek while locked = %v, %v, %v", id, cp, err)
+	}
+}
+
+// TestRecordServer records the server identity once and keeps it across opens, which do not
+// compare it (the runner does, once connected).
+func TestRecordServer(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Server() != "" {
+		t.Fatalf("fresh Server() = %q", s.Server())
+	}
+	if err := s.RecordServer("server_id=1;gtid_domains=0"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(dir, testID) // the caller does not know the server yet
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if s.Server() != "server_id=1;gtid_domains=0" {
+		t.Fatalf("Server() = %q after reopen", s.Server())
+	}
+	id, _, err := Peek(dir)
+	if err != nil || id.Pipeline != testID.Pipeline || id.Server != "server_id=1;gtid_domains=0" {
+		t.Fatalf("Peek = %+v, %v", id, err)
+	}
+	s.Close()
+	other := testID
+	other.Tables = "other.*"
+	if _, err := Open(dir, other); !errors.As(err, new(*MismatchError)) {
+		t.Fatalf("Open with other tables: %v, want a MismatchError", err)
 	}
 }
