@@ -134,9 +134,10 @@ type run struct {
 	snk    upsert.Config
 
 	phases  *phases
-	running bool        // this run got past its start: its failures may be restarted
-	source  *cdc.Source // set by produce before the stream's first batch; then read by forward
-	extras  extraCache  // owned by forward
+	running bool            // this run got past its start: its failures may be restarted
+	source  *cdc.Source     // set by produce before the stream's first batch; then read by forward
+	extras  extraCache      // owned by forward
+	warned  map[string]bool // the source checks whose warning was logged (preflight)
 	display progress.Display
 	status  status
 
@@ -155,7 +156,8 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
 	}
-	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display}
+	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display,
+		warned: map[string]bool{}}
 	if r.display == nil {
 		r.display = progress.NewLog(opts.Logger, 30*time.Second)
 	}
@@ -202,6 +204,9 @@ func (r *run) run(ctx context.Context) error {
 	}
 	ph, err := r.planPhases(stored)
 	if err != nil {
+		return err
+	}
+	if err := r.preflight(ctx, ph.from); err != nil {
 		return err
 	}
 	if err := r.stopAt(ctx, ph); err != nil {
