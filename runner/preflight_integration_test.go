@@ -198,6 +198,7 @@ func TestPreflightPrivateServer(t *testing.T) {
 				for _, r := range runs {
 					err := runOnce(t, definitionAt(t, srv.Addr, name, r.sink), t.TempDir(), r.untilCaughtUp)
 					wantRefused(t, err, s.fix)
+					t.Logf("%s: %v", r.name, err)
 					if n, exists := topicRecords(t, name+".t"); exists {
 						t.Fatalf("%s: the refused run created the topic (%d records)", r.name, n)
 					}
@@ -206,14 +207,14 @@ func TestPreflightPrivateServer(t *testing.T) {
 		}
 	})
 
-	var stateDir, stored string // a state with a position on the server before its rebuild
+	stateDir := t.TempDir() // a state with a position on the server before its rebuild
+	var stored string
 	t.Run("row", func(t *testing.T) {
 		name, db := srv.Database(t)
 		testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO t VALUES (1,'a')")
 		def := definitionAt(t, srv.Addr, name, "")
 		topic := name + ".t"
 		t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
-		stateDir = t.TempDir()
 		if err := runOnce(t, def, stateDir, true); err != nil {
 			t.Fatalf("until-caught-up with ROW: %v", err)
 		}
