@@ -49,7 +49,9 @@ func New(cfg Config) (*Source, error) {
 // error occurs. Each source transaction touching captured tables becomes one or more
 // batches, the last with End set and the position after the transaction; a full out
 // blocks the stream (back-pressure). Lost connections are re-established from the last
-// End position with backoff, without gaps or duplicates. Run starts no goroutine that
+// End position with backoff, without gaps or duplicates, each after the [Preflight] checks
+// pass again (a reconfigured, rebuilt or replaced server ends Run with a [PreflightError]);
+// the checks before the first read are the caller's. Run starts no goroutine that
 // outlives it and must not be called concurrently on one Source.
 func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	db, err := s.openDB()
