@@ -3,6 +3,7 @@ package cdc
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -87,10 +88,14 @@ func (c Config) readFrom() Position {
 }
 
 // Refuse returns a [PreflightError] with the Error problems of a [Preflight], or nil when
-// there are none.
+// there are none. A server that could not be reached is a [RetryableError] instead: nothing
+// is known of it yet.
 func Refuse(addr string, problems []Problem) error {
 	var errs []Problem
 	for _, p := range problems {
+		if p.Check == "connect" {
+			return &RetryableError{Op: "connect", Err: errors.New(p.Message)}
+		}
 		if p.Severity == Error {
 			errs = append(errs, p)
 		}

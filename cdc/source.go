@@ -327,13 +327,7 @@ func (s *Source) recheck(ctx context.Context, reconnect bool, from Position) err
 	}
 	cfg := s.cfg
 	cfg.Position = from
-	problems := Preflight(ctx, cfg)
-	for _, p := range problems {
-		if p.Check == "connect" {
-			return &RetryableError{Op: "connect", Err: errors.New(p.Message)}
-		}
-	}
-	return Refuse(s.cfg.Addr, problems)
+	return Refuse(s.cfg.Addr, Preflight(ctx, cfg)) // a server still away is retried
 }
 
 // reconnectWindow is how long a stream that has run keeps reconnecting to a server that went
