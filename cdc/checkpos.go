@@ -13,27 +13,32 @@ const positionFix = "restore the server (or point the pipeline at the one the po
 	"latest-offset to skip the gap knowingly)"
 
 // checkPosition checks that the server can serve the stream from p: by GTID when p has one
-// (the stream resumes by GTID then), by binlog file and offset otherwise.
-func checkPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
+// (the stream resumes by GTID then), by binlog file and offset otherwise. stored says p is
+// the stored position, not the specific-offset start; the messages name it so.
+func checkPosition(ctx context.Context, db *sql.DB, p Position, stored bool) []Problem {
+	name := "the stored position " + p.String()
+	if !stored {
+		name = "the start position " + p.String() + " (scan.startup.specific-offset)"
+	}
 	switch {
 	case len(p.MariaDB) > 0:
-		return checkMariaDBPosition(ctx, db, p)
+		return checkMariaDBPosition(ctx, db, p, name)
 	case p.MySQL != "":
-		return checkMySQLPosition(ctx, db, p)
+		return checkMySQLPosition(ctx, db, p, name)
 	}
-	return checkFilePosition(ctx, db, p)
+	return checkFilePosition(ctx, db, p, name)
 }
 
 // checkFilePosition checks that p's binlog file is on the server and p's offset within it.
-func checkFilePosition(ctx context.Context, db *sql.DB, p Position) []Problem {
+func checkFilePosition(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
 	files, err := binaryLogs(ctx, db)
 	if err != nil {
 		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
 	}
 	oldest, newest := files[0], files[len(files)-1]
-	onServer := fmt.Sprintf("the server's binlog files are %s to %s (%d bytes)", oldest.name, newest.name, newest.size)
+	onServer := fmt.Sprintf("the server's binlog files are %s to %s (%s: %d bytes)", oldest.name, newest.name, newest.name, newest.size)
 	problem := func(what, fix string) []Problem {
-		return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf("the stored position %s %s; %s: %s", p, what, onServer, fix)}}
+		return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf("%s %s; %s: %s", name, what, onServer, fix)}}
 	}
 	for _, f := range files {
 		if f.name != p.File {
@@ -59,7 +64,7 @@ func checkFilePosition(ctx context.Context, db *sql.DB, p Position) []Problem {
 // checkMariaDBPosition checks each GTID of p against the server's binlog: the server must
 // have written (or received) it, so that a stored GTID beyond the server's is refused rather
 // than waited for, and the transactions after it must not be purged.
-func checkMariaDBPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
+func checkMariaDBPosition(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
 	state, err := gtidBinlogState(ctx, db)
 	if err != nil {
 		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
@@ -79,15 +84,15 @@ func checkMariaDBPosition(ctx context.Context, db *sql.DB, p Position) []Problem
 	}
 	if len(found) > 0 {
 		return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
-			"the stored position %s cannot be resumed from: %s; %s: the binlog was reset or this is another server: %s",
-			p, strings.Join(found, "; "), server, positionFix)}}
+			"%s cannot be resumed from: %s; %s: the binlog was reset or this is another server: %s",
+			name, strings.Join(found, "; "), server, positionFix)}}
 	}
-	return checkMariaDBPurged(ctx, db, p)
+	return checkMariaDBPurged(ctx, db, p, name)
 }
 
 // checkMariaDBPurged compares p with the GTID list at the start of the oldest binlog file:
 // a domain whose stored GTID is before it lost the transactions in between.
-func checkMariaDBPurged(ctx context.Context, db *sql.DB, p Position) []Problem {
+func checkMariaDBPurged(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
 	files, err := binaryLogs(ctx, db)
 	if err != nil {
 		return nil // checked by the variables and grants already; the server checks on connect
@@ -100,10 +105,10 @@ func checkMariaDBPurged(ctx context.Context, db *sql.DB, p Position) []Problem {
 		for _, s := range start {
 			if s.Domain == g.Domain && s.Seq > g.Seq {
 				return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
-					"the stored position %s is no longer on the server: its oldest binlog file %s starts after %s; "+
+					"%s is no longer on the server: its oldest binlog file %s starts after %s; "+
 						"the changes since %s are lost: re-snapshot (remove the pipeline's stored state, or use "+
 						"scan.startup.mode latest-offset to skip the gap knowingly) and raise binlog_expire_logs_seconds",
-					p, files[0].name, gtidList(start), g)}}
+					name, files[0].name, gtidList(start), g)}}
 			}
 		}
 	}
@@ -169,7 +174,7 @@ func gtidList(set []GTID) string {
 // checkMySQLPosition checks a MySQL GTID set against gtid_executed (a stored set with
 // transactions the server never executed is another server's, or a reset one's) and
 // gtid_purged (what the server no longer has).
-func checkMySQLPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
+func checkMySQLPosition(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
 	pset, err := parseMySQLGTIDSet(p.MySQL)
 	if err != nil {
 		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
@@ -178,8 +183,8 @@ func checkMySQLPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
 	if db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_executed").Scan(&executed) == nil {
 		if eset, err := parseMySQLGTIDSet(executed); err == nil && !eset.contains(pset) {
 			return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
-				"the stored GTID set %s has transactions the server never executed (its gtid_executed is %s): "+
-					"the binlog was reset or this is another server: %s", p.MySQL, executed, positionFix)}}
+				"%s has transactions the server never executed (its gtid_executed is %s): "+
+					"the binlog was reset or this is another server: %s", name, executed, positionFix)}}
 		}
 	}
 	if db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_purged").Scan(&purged) != nil {
@@ -190,6 +195,6 @@ func checkMySQLPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
 		return nil
 	}
 	return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
-		"the stored GTID set %s does not contain gtid_purged %s: transactions it needs are purged (no longer on the server); "+
-			"re-snapshot (remove the pipeline's stored state) and raise binlog_expire_logs_seconds", p.MySQL, purged)}}
+		"%s does not contain gtid_purged %s: transactions it needs are purged (no longer on the server); "+
+			"re-snapshot (remove the pipeline's stored state) and raise binlog_expire_logs_seconds", name, purged)}}
 }

@@ -73,7 +73,7 @@ func Preflight(ctx context.Context, cfg Config) []Problem {
 		}
 	}
 	if from := c.readFrom(); !from.IsZero() {
-		problems = append(problems, checkPosition(ctx, db, from)...)
+		problems = append(problems, checkPosition(ctx, db, from, !c.Position.IsZero())...)
 	}
 	return problems
 }

@@ -162,6 +162,17 @@ func TestApplyRefusesStoredPosition(t *testing.T) {
 				if n, _ := topicRecords(t, topic); n != before {
 					t.Fatalf("the refused run wrote %d records", n-before)
 				}
+				if !mode.untilCaughtUp {
+					return
+				}
+				// plan shows the same check.
+				rep, err := Plan(context.Background(), def, Options{StateDir: dir})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(strings.Join(rep.Problems, "\n"), tc.wants[0]) {
+					t.Errorf("plan's problems lack %q: %v", tc.wants[0], rep.Problems)
+				}
 			})
 		}
 	}
