@@ -4,6 +4,7 @@ package runner
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -268,6 +269,27 @@ func TestPreflightPrivateServer(t *testing.T) {
 		stored = cp.Position
 	})
 
+	t.Run("purged", func(t *testing.T) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)", "INSERT INTO t VALUES (1)")
+		def := definitionAt(t, srv.Addr, name, "")
+		t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), name+".t") })
+		dir := t.TempDir()
+		if err := runOnce(t, def, dir, true); err != nil {
+			t.Fatal(err)
+		}
+		var old, newest string
+		if err := admin.QueryRow("SELECT @@gtid_binlog_pos").Scan(&old); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Exec(t, db, "INSERT INTO t VALUES (2)") // in the file purged below
+		newest = purgeBinlogs(t, admin)
+		storePosition(t, dir, "mariadb-gtid="+old)
+		err := runOnce(t, def, dir, true)
+		wantRefused(t, err, "mariadb-gtid="+old, "is no longer on the server", newest+" starts after", "re-snapshot")
+		t.Log(err)
+	})
+
 	t.Run("rebuilt", func(t *testing.T) {
 		if stored == "" {
 			t.Skip("the row test left no state")
@@ -297,6 +319,37 @@ func TestPreflightPrivateServer(t *testing.T) {
 		err := runOnce(t, def, stateDir, true)
 		wantRefused(t, err, "mariadb-gtid=", "beyond the server's", "gtid_binlog_pos", stateDir)
 	})
+}
+
+// purgeBinlogs rotates the binlog and purges every file but the new one, and returns its
+// name. The server keeps a file its binlog checkpoint still needs, so it retries a while.
+func purgeBinlogs(t *testing.T, admin *sql.DB) string {
+	t.Helper()
+	testenv.Exec(t, admin, "FLUSH BINARY LOGS")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var files []string
+		rows, err := admin.Query("SHOW BINARY LOGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, size string
+			if err := rows.Scan(&name, &size); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, name)
+		}
+		rows.Close()
+		newest := files[len(files)-1]
+		if len(files) == 1 {
+			return newest
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("binlog files %v still there after PURGE BINARY LOGS", files)
+		}
+		testenv.Exec(t, admin, "PURGE BINARY LOGS TO '"+newest+"'")
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // stateDirPipeline is the pipeline name recorded in a state directory.
