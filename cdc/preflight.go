@@ -122,6 +122,10 @@ var variableRules = []variableRule{
 	{name: "binlog_row_metadata", want: "FULL", severity: Warning, fix: "SET GLOBAL binlog_row_metadata = 'FULL' (and in the server configuration); without it column names, " +
 		"signedness, character sets and ENUM/SET labels come from the schema history alone, so a start from a past position " +
 		"without a stored history takes the columns of today and stops at the first table whose columns changed since"},
+	{name: "gtid_strict_mode", want: "ON", severity: Warning, optional: true, // MariaDB only
+		fix: "SET GLOBAL gtid_strict_mode = ON (and in the server configuration): without it the sequence numbers " +
+			"of a GTID domain may go backwards, and ingest orders positions by them (the stop of --until-caught-up, " +
+			"the snapshot's hand-off to the stream)"},
 	{name: "binlog_transaction_compression", want: "OFF", severity: Error, optional: true,
 		fix: "SET GLOBAL binlog_transaction_compression = OFF (and in the server configuration): ingest cannot read " +
 			"compressed transactions (MySQL 8.0.20+)"},
