@@ -327,7 +327,11 @@ func (s *Source) recheck(ctx context.Context, reconnect bool, from Position) err
 	}
 	cfg := s.cfg
 	cfg.Position = from
-	return Refuse(s.cfg.Addr, Preflight(ctx, cfg)) // a server still away is retried
+	problems := Preflight(ctx, cfg)
+	if err := ctx.Err(); err != nil {
+		return err // stopped: the problems are the cancellation's (loop returns nil)
+	}
+	return Refuse(s.cfg.Addr, problems) // a server still away is retried
 }
 
 // reconnectWindow is how long a stream that has run keeps reconnecting to a server that went

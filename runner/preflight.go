@@ -25,6 +25,9 @@ func sourceChecks(ctx context.Context, src cdc.Config, from cdc.Position, server
 // the state, and the stream compares it on every reconnect (cdc.Config.Server).
 func (r *run) preflight(ctx context.Context, from cdc.Position) error {
 	problems := sourceChecks(ctx, r.src, from, r.store.Server())
+	if err := ctx.Err(); err != nil {
+		return err // stopped (SIGTERM) while checking: the problems are the cancellation's
+	}
 	for _, p := range problems {
 		if p.Severity == cdc.Warning && !r.warned[p.Check] {
 			r.warned[p.Check] = true
@@ -36,6 +39,9 @@ func (r *run) preflight(ctx context.Context, from cdc.Position) error {
 	}
 	if r.store.Server() == "" {
 		id, err := cdc.ReadServerIdentity(ctx, r.src)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
 			return err
 		}

@@ -378,3 +378,22 @@ func waitRecords(t *testing.T, topic string, n int64, done <-chan error) {
 	}
 	t.Fatalf("fewer than %d records in %s after 20s", n, topic)
 }
+
+// TestApplyStoppedWhileChecking stops apply (SIGTERM: the context is cancelled) at moments
+// around its source checks: a stop is never reported as a failed check.
+func TestApplyStoppedWhileChecking(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)")
+	def := definition(t, name, "  scan.startup.mode: latest-offset", "")
+	dir := t.TempDir()
+	for _, d := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := time.AfterFunc(d, cancel)
+		err := Run(ctx, def, Options{StateDir: dir, Logger: slog.New(slog.DiscardHandler)})
+		stop.Stop()
+		cancel()
+		if err != nil {
+			t.Errorf("stopped after %v: %v, want nil", d, err)
+		}
+	}
+}
