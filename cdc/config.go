@@ -65,6 +65,10 @@ type Config struct {
 	// Position, when non-zero, is the stored position to resume from; the startup mode
 	// is then ignored.
 	Position Position
+	// Server is the identity ([ServerIdentity.String]) of the server Position belongs to,
+	// recorded with the stored state. When set, [Preflight] (and so Run, on every reconnect)
+	// refuses a server with another identity. Empty: not checked.
+	Server string
 	// SchemaHistory is the schema history stored with Position ([Source.SchemaHistory]),
 	// so that the events after Position decode with the columns of their time even when DDL
 	// ran since. Without it (or without Position) the tables' shapes at the start position

@@ -49,7 +49,9 @@ func New(cfg Config) (*Source, error) {
 // error occurs. Each source transaction touching captured tables becomes one or more
 // batches, the last with End set and the position after the transaction; a full out
 // blocks the stream (back-pressure). Lost connections are re-established from the last
-// End position with backoff, without gaps or duplicates. Run starts no goroutine that
+// End position with backoff, without gaps or duplicates, each after the [Preflight] checks
+// pass again (a reconfigured, rebuilt or replaced server ends Run with a [PreflightError]);
+// the checks before the first read are the caller's. Run starts no goroutine that
 // outlives it and must not be called concurrently on one Source.
 func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	db, err := s.openDB()
@@ -334,8 +336,12 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 	failures := 0
 	var streamed bool    // a session has delivered events: the server was there
 	var lostAt time.Time // when the current run of failures began
-	for {
-		progressed, err := s.session(ctx, srv, st)
+	for reconnect := false; ; reconnect = true {
+		var progressed bool
+		err := s.recheck(ctx, reconnect, st.delivered)
+		if err == nil {
+			progressed, err = s.session(ctx, srv, st)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -365,6 +371,22 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 		}
 		st.resume()
 	}
+}
+
+// recheck runs the [Preflight] checks again before a reconnect, against the position the
+// stream resumes from: the server may have been reconfigured (binlog_format), rebuilt or
+// replaced while the connection was down. A server that cannot be reached yet is retried.
+func (s *Source) recheck(ctx context.Context, reconnect bool, from Position) error {
+	if !reconnect {
+		return nil // the caller checked before the first read
+	}
+	cfg := s.cfg
+	cfg.Position = from
+	problems := Preflight(ctx, cfg)
+	if err := ctx.Err(); err != nil {
+		return err // stopped: the problems are the cancellation's (loop returns nil)
+	}
+	return Refuse(s.cfg.Addr, problems) // a server still away is retried
 }
 
 // reconnectWindow is how long a stream that has run keeps reconnecting to a server that went
@@ -537,7 +559,9 @@ func classify(err error, at Position, serverID uint32) error {
 		return &RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
 	}
 	if errors.As(err, new(*PositionLostError)) || errors.As(err, new(*ServerIDConflictError)) ||
-		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) {
+		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) ||
+		errors.As(err, new(*PreflightError)) || errors.As(err, new(*StatementFormatError)) ||
+		errors.As(err, new(*RetryableError)) {
 		return err
 	}
 	var me *gomysql.MyError

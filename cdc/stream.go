@@ -394,6 +394,12 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 			return err
 		}
 		return s.commit(ctx)
+	case queryDML:
+		// Rows written as a statement cannot be read; skipping them would lose them.
+		id, known := dmlTable(string(e.Schema), string(e.Query))
+		if !known || s.cfg.Tables(id.DB, id.Table) {
+			return &StatementFormatError{Table: id, Position: s.delivered, Statement: string(e.Query)}
+		}
 	}
 	if !s.inTxn || s.standalone {
 		return s.commit(ctx)

@@ -189,6 +189,9 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 			ph.from = h.Start()
 		}
 		pipe.setHandoff(h)
+		if err := r.preflight(ctx, ph.from); err != nil { // the server may have changed during the snapshot
+			return err
+		}
 	}
 	pipe.setHandoff(nil)
 	cfg := r.src
@@ -198,5 +201,5 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 		return err
 	}
 	r.source = src
-	return src.Run(ctx, pipe.stream)
+	return r.withStateHint(src.Run(ctx, pipe.stream))
 }

@@ -59,7 +59,8 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 		return nil, err
 	}
 	rep := &Report{Problems: []string{}, Warnings: []string{}, TopicsToCreate: []string{}}
-	for _, p := range cdc.Preflight(ctx, src) {
+	from, server := storedSource(def, opts.StateDir)
+	for _, p := range sourceChecks(ctx, src, from, server) {
 		rep.Problems = append(rep.Problems, p.String())
 	}
 	if err := rep.addTables(ctx, src, rt, snapshotCheck(def, src)); err != nil {
@@ -71,6 +72,25 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 	}
 	rep.Start = startReason(def, opts.StateDir)
 	return rep, nil
+}
+
+// storedSource returns what the local state directory holds of the source, for plan to
+// check as apply would: the stored stream position (at-least-once; exactly-once keeps it in
+// Kafka) and the server identity. Unreadable state gives nothing; startReason reports it.
+func storedSource(def *pipeline.Definition, dir string) (cdc.Position, string) {
+	id, cp, err := state.Peek(dir)
+	if err != nil {
+		return cdc.Position{}, ""
+	}
+	var from cdc.Position
+	if cp != nil && def.Sink.DeliveryGuarantee != pipeline.DeliveryExactlyOnce {
+		from, _ = cdc.ParsePosition(cp.Position)
+	}
+	var server string
+	if id != nil {
+		server = id.Server
+	}
+	return from, server
 }
 
 // snapshotCheck returns the configuration to check each table's chunk key with, or nil if

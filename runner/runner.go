@@ -144,6 +144,7 @@ type run struct {
 	source  *cdc.Source          // set by produce before the stream's first batch; then read by forward
 	extras  extraCache           // owned by forward
 	shapes  *schemachange.Mapper // schema.change.behavior; owned by forward
+	warned  map[string]bool      // the source checks whose warning was logged (preflight)
 	display progress.Display
 	status  status
 
@@ -162,7 +163,8 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
 	}
-	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display}
+	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display,
+		warned: map[string]bool{}}
 	if r.display == nil {
 		r.display = progress.NewLog(opts.Logger, 30*time.Second)
 	}
@@ -224,6 +226,9 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if r.shapes, err = newShapes(r.def, stored); err != nil {
 		return fmt.Errorf("state %s: %w", r.store.Dir(), err)
+	}
+	if err := r.preflight(ctx, ph.from); err != nil {
+		return err
 	}
 	if err := r.stopAt(ctx, ph); err != nil {
 		return err
