@@ -178,6 +178,7 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if r.store, err = state.Open(opts.StateDir, id); err != nil {
 		return nil, err
 	}
+	r.snk.Ledger = r.store // partition counts are part of the data's layout (upsert/layout.go)
 	return r, nil
 }
 
