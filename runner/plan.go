@@ -287,7 +287,11 @@ func startReason(def *pipeline.Definition, dir string) string {
 // WriteText writes the report for a terminal.
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tables (%d matched):\n", len(rep.Tables))
+	if rep.unreachable {
+		b.WriteString("Tables: not listed (the source could not be connected to; see Problems)\n")
+	} else {
+		fmt.Fprintf(&b, "Tables (%d matched):\n", len(rep.Tables))
+	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, t := range rep.Tables {
 		key := "key (" + strings.Join(t.Key, ", ") + ")"
