@@ -31,8 +31,11 @@ type Options struct {
 	// UntilCaughtUp stops the run once the binlog position the server had at the start is
 	// reached (--until-caught-up).
 	UntilCaughtUp bool
-	// MetricsAddr, when set, serves Prometheus metrics there (--metrics-addr).
+	// MetricsAddr, when set, serves Prometheus metrics there (--metrics-addr). It is bound
+	// before anything else starts: an address that cannot be bound fails Run at once.
 	MetricsAddr string
+	// Pprof also serves the Go runtime's profiles under /debug/pprof/ on MetricsAddr (--pprof).
+	Pprof bool
 	// Logger receives the run's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Metrics, when set, is used instead of a new set (tests).
@@ -55,17 +58,64 @@ func DefaultStateDir(name string) string { return filepath.Join(".ingest", name)
 // work, stores the position and returns nil), until it has caught up (UntilCaughtUp), or
 // until a part fails.
 func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New(def.Pipeline.Name)
+	}
+	srv, err := listenMetrics(opts)
+	if err != nil {
+		return err
+	}
 	r, err := newRun(def, opts)
 	if err != nil {
+		if srv != nil {
+			srv.Close()
+		}
 		return err
 	}
 	defer r.store.Close()
 	defer r.display.Close()
+	if srv != nil {
+		// For the whole run, restarts included: the metrics tell about the back-offs too.
+		mctx, stopMetrics := context.WithCancel(ctx)
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(mctx) }()
+		defer func() {
+			stopMetrics()
+			if err := <-served; err != nil {
+				r.log.Warn("metrics server failed", "err", err)
+			}
+		}()
+	}
 	err = r.runRestarting(ctx)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = nil // stopped by SIGINT/SIGTERM (even while starting): what was acknowledged is stored
 	}
 	return err
+}
+
+// listenMetrics binds Options.MetricsAddr, if set, and warns when the address can be
+// reached from other hosts.
+func listenMetrics(opts Options) (*metrics.Server, error) {
+	if opts.MetricsAddr == "" {
+		return nil, nil
+	}
+	srv, err := opts.Metrics.Listen(opts.MetricsAddr, opts.Pprof)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	if !srv.Loopback() {
+		log := opts.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		what := "the metrics"
+		if opts.Pprof {
+			what = "the metrics and the profiles (--pprof: memory, goroutines, command line)"
+		}
+		log.Warn("metrics: serving on a non-loopback address; every host that can reach it can read "+what+
+			"; give 127.0.0.1:PORT unless it must be scraped from elsewhere", "addr", srv.Addr().String())
+	}
+	return srv, nil
 }
 
 // maxRestarts bounds the in-process restarts in a row after retryable sink failures; the
@@ -190,6 +240,7 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if r.store, err = state.OpenSecret(opts.StateDir, id, stateSecrets(opts.Scrubber)); err != nil {
 		return nil, err
 	}
+	r.snk.Ledger = r.store // partition counts are part of the data's layout (upsert/layout.go)
 	return r, nil
 }
 
@@ -238,14 +289,6 @@ func (r *run) run(ctx context.Context) error {
 	}
 	r.phases, r.running = ph, true
 
-	if r.opts.MetricsAddr != "" {
-		// Outside the group: the metrics server has no end of its own, so the group's Wait
-		// would never return once the pipeline has finished (--until-caught-up).
-		mctx, stopMetrics := context.WithCancel(ctx)
-		served := make(chan error, 1)
-		go func() { served <- r.m.Serve(mctx, r.opts.MetricsAddr) }()
-		defer func() { stopMetrics(); <-served }()
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	pipe := newPhasePipe()
 	inputs := make(chan upsert.Input, pipeDepth)
