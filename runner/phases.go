@@ -41,6 +41,10 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 		if err := json.Unmarshal(stored.Snapshot, &p); err != nil {
 			return nil, fmt.Errorf("state %s: stored snapshot progress: %w", r.store.Dir(), err)
 		}
+		p, migrated := p.Migrated()
+		if migrated != "" {
+			r.log.Warn(migrated, "state", r.store.Dir())
+		}
 		ph.progress = &p
 	}
 	wantSnap := r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
@@ -50,8 +54,20 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 	case ph.from.IsZero() && wantSnap:
 		ph.runSnap = true
 	}
-	if ph.progress != nil || ph.runSnap {
+	if wantSnap || ph.progress != nil {
+		r.capture = newCaptureSet(r.routes.filter.Match, r.def.Source.BinlogNewlyAddedTables, r.store.Dir(), r.log)
+	}
+	// A finished snapshot without chunks (none matched, or the compact progress stored once
+	// the hand-off is over) has nothing to filter: the stream starts at the stored position.
+	if ph.runSnap || (ph.progress != nil && len(ph.progress.Chunks) > 0) {
 		ph.snap = snapshot.New(r.snapshotConfig(ph.progress))
+	}
+	if ph.from.IsZero() && ph.snap == nil && ph.progress != nil {
+		if pos, ok, err := ph.progress.HandoffPosition(); err != nil {
+			return nil, fmt.Errorf("state %s: %w", r.store.Dir(), err)
+		} else if ok {
+			ph.from = pos
+		}
 	}
 	if !ph.stream && ph.progress != nil && ph.progress.Done {
 		r.log.Info("the snapshot is already complete; nothing to do (scan.startup.mode snapshot)")
@@ -196,10 +212,66 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 	pipe.setHandoff(nil)
 	cfg := r.src
 	cfg.Position, cfg.SchemaHistory = ph.from, ph.schema
+	if err := r.startCapture(ctx, ph, &cfg); err != nil {
+		return err
+	}
 	src, err := cdc.New(cfg)
 	if err != nil {
 		return err
 	}
 	r.source = src
 	return src.Run(ctx, pipe.stream)
+}
+
+// startCapture fills the captured set before the stream starts, and makes the stream use
+// it: the finished snapshot's tables (with those captured from their CREATE TABLE), or,
+// for a state stored by an older ingest with a position and no snapshot progress, every
+// table that matches now, captured from the stored position as that ingest did.
+func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) error {
+	c := r.capture
+	if c == nil {
+		return nil
+	}
+	switch {
+	case ph.snap != nil:
+		c.reset(ph.snap.Progress())
+	case ph.progress != nil:
+		c.reset(*ph.progress)
+	default:
+		p, err := r.legacyCapture(ctx, ph.from)
+		if err != nil {
+			return err
+		}
+		c.reset(p)
+	}
+	cfg.Tables, cfg.Created, cfg.Uncaptured = c.Match, c.created, c.uncaptured
+	if err := c.warnExisting(ctx, *cfg); err != nil {
+		return fmt.Errorf("list the tables that match source.tables: %w", err)
+	}
+	return nil
+}
+
+// legacyCapture is the captured set of a state without snapshot progress (stored by an
+// ingest that did not record the set once the hand-off was over): every table that matches
+// now, captured from the stored position.
+func (r *run) legacyCapture(ctx context.Context, from cdc.Position) (snapshot.Progress, error) {
+	db, err := cdc.Open(r.src)
+	if err != nil {
+		return snapshot.Progress{}, err
+	}
+	defer db.Close()
+	tables, err := cdc.ListTables(ctx, db, r.routes.filter.Match)
+	if err != nil {
+		return snapshot.Progress{}, fmt.Errorf("list the tables that match source.tables: %w", err)
+	}
+	p := snapshot.Progress{Done: true, Tables: []snapshot.TableState{}}
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		p.Tables = append(p.Tables, snapshot.TableState{DB: t.ID.DB, Table: t.ID.Table, From: from.String()})
+		names[i] = t.ID.String()
+	}
+	r.log.Warn("the stored state has a position but no captured-table list (an older format); taking every table that matches "+
+		"source.tables now as captured from the stored position, as that ingest did; the list is stored from now on",
+		"state", r.store.Dir(), "position", from.String(), "tables", names)
+	return p, nil
 }
