@@ -146,12 +146,12 @@ func (l *ledger) tableIDs() []change.TableID {
 	return Progress{Tables: l.tables}.TableIDs()
 }
 
-// withTables completes p with the captured set, each table Done when p is.
+// withTables completes p with the captured set, each table of the snapshot Done when p is.
 func (l *ledger) withTables(p Progress) Progress {
 	if l.tables != nil {
 		p.Tables = make([]TableState, len(l.tables))
 		for i, t := range l.tables {
-			t.Done = t.Done || p.Done
+			t.Done = t.Done || (p.Done && t.Snapshotted())
 			p.Tables[i] = t
 		}
 	}
