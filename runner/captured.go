@@ -24,10 +24,10 @@ import (
 // The stream calls Match, created and uncaptured from go-mysql's reader goroutine; the
 // forwarder calls encoded.
 type captureSet struct {
-	match    func(db, table string) bool // source.tables and tables.exclude
-	newly    bool                        // scan.binlog.newly-added-table.enabled
-	stateDir string                      // named in the warning's fix
-	log      *slog.Logger
+	match  func(db, table string) bool // source.tables and tables.exclude
+	newly  bool                        // scan.binlog.newly-added-table.enabled
+	fixNow string                      // the warning's fix to include a table now
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	base   snapshot.Progress // the compact progress; its Tables are kept in tables
@@ -36,8 +36,8 @@ type captureSet struct {
 	enc    []byte // the compact progress's JSON, nil when stale
 }
 
-func newCaptureSet(match func(db, table string) bool, newly bool, stateDir string, log *slog.Logger) *captureSet {
-	return &captureSet{match: match, newly: newly, stateDir: stateDir, log: log,
+func newCaptureSet(match func(db, table string) bool, newly, withSnapshot bool, stateDir string, log *slog.Logger) *captureSet {
+	return &captureSet{match: match, newly: newly, fixNow: includeNow(withSnapshot, stateDir), log: log,
 		tables: map[change.TableID]snapshot.TableState{}, warned: map[change.TableID]bool{}}
 }
 
@@ -133,15 +133,23 @@ func (c *captureSet) warnLocked(id change.TableID, noCreate bool) {
 	c.warned[id] = true
 	if noCreate {
 		c.log.Warn("table "+id.String()+" matches source.tables but is not captured: it appeared after the pipeline started "+
-			"and the binlog since holds no CREATE TABLE of it, so its earlier rows are not there; "+
-			"to include it, re-snapshot (stop the pipeline and remove the state directory "+c.stateDir+")",
+			"and the binlog since holds no CREATE TABLE of it, so its earlier rows are not there; "+c.fixNow,
 			"table", id.String())
 		return
 	}
 	c.log.Warn("table "+id.String()+" matches source.tables but is not captured, because it appeared after the pipeline started; "+
 		"set scan.binlog.newly-added-table.enabled: true to capture the tables created from now on, "+
-		"or re-snapshot (stop the pipeline and remove the state directory "+c.stateDir+") to include it now",
+		"or "+c.fixNow,
 		"table", id.String())
+}
+
+// includeNow is the fix that includes a table not captured now, rows and all.
+func includeNow(withSnapshot bool, stateDir string) string {
+	if withSnapshot {
+		return "re-snapshot (stop the pipeline and remove the state directory " + stateDir + ") to include it now"
+	}
+	return "to include it now with its rows, snapshot it: start the pipeline afresh with scan.startup.mode initial " +
+		"(stop it and remove the state directory " + stateDir + ")"
 }
 
 // list returns the set, sorted.

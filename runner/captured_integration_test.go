@@ -105,7 +105,7 @@ func checkCaptured(t *testing.T, db *sql.DB, name string, captured bool, logs st
 	if n := strings.Count(logs, "level=WARN msg=\"table "+name+".t "+notCapturedWarning); n != 1 {
 		t.Fatalf("the log warns %d times that %s.t is not captured, want once:\n%s", n, name, logs)
 	}
-	if !strings.Contains(logs, "scan.binlog.newly-added-table.enabled: true") || !strings.Contains(logs, "re-snapshot") {
+	if !strings.Contains(logs, "scan.binlog.newly-added-table.enabled: true") || !strings.Contains(logs, "remove the state directory") {
 		t.Errorf("the warning does not give the fixes:\n%s", logs)
 	}
 }
@@ -147,6 +147,37 @@ func TestCapturedAfterEmptyStart(t *testing.T) {
 			log, logs = bufferLogger()
 			applyLogged(t, def, dir, log)
 			checkCaptured(t, db, name, newly, logs.String())
+		})
+	}
+}
+
+// TestCapturedWithoutSnapshot: a pipeline without a snapshot (latest-offset) captures the
+// tables that matched when it first started; a table created later is captured whole with
+// scan.binlog.newly-added-table.enabled, and not at all without.
+func TestCapturedWithoutSnapshot(t *testing.T) {
+	for _, newly := range []bool{true, false} {
+		t.Run(fmt.Sprintf("newly-added-table=%v", newly), func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE m (id INT PRIMARY KEY, v VARCHAR(20))")
+			def := definition(t, name, fmt.Sprintf("  scan.startup.mode: latest-offset\n  scan.binlog.newly-added-table.enabled: %v", newly), "")
+			cleanupTopics(t, name+".t", name+".m")
+			dir := t.TempDir()
+			applyUntilCaughtUp(t, def, dir)
+			if _, p := storedProgress(t, dir); len(p.Tables) != 1 || !p.Tables[0].Stream || p.Done {
+				t.Fatalf("stored captured set %+v", p)
+			}
+			testenv.Exec(t, db, "INSERT INTO m VALUES (1,'m')")
+			testenv.Exec(t, db, createdTable...)
+			log, logs := bufferLogger()
+			applyLogged(t, def, dir, log)
+			checkCaptured(t, db, name, newly, logs.String())
+			if got, want := materialize(consumeAll(t, name+".m")), tableState(t, db, "m"); !maps.Equal(got, want) {
+				t.Errorf("m: the topic holds %v, the table %v", got, want)
+			}
+			if capture, start := planCapture(t, def, dir, name+".m"); capture != "captured (by the stream, from the pipeline's start)" ||
+				strings.Contains(start, "snapshot will") {
+				t.Errorf("plan says of m %q, of the start %q", capture, start)
+			}
 		})
 	}
 }

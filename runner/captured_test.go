@@ -23,7 +23,7 @@ func TestCaptureSet(t *testing.T) {
 		{false, false, "set scan.binlog.newly-added-table.enabled: true"},
 	} {
 		log, buf := bufferLogger()
-		s := newCaptureSet(match, c.newly, "STATE", log)
+		s := newCaptureSet(match, c.newly, true, "STATE", log)
 		s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{{DB: "d", Table: "a", Done: true}}})
 		if !s.Match("d", "a") || s.Match("d", "n") || s.Match("other", "a") {
 			t.Fatal("Match before the CREATE")
@@ -66,7 +66,7 @@ func TestCaptureSet(t *testing.T) {
 	// With the option on, rows met without a CREATE TABLE (the table was there before the
 	// stream's start) are not captured either, with the re-snapshot fix.
 	log, buf := bufferLogger()
-	s := newCaptureSet(match, true, "STATE", log)
+	s := newCaptureSet(match, true, true, "STATE", log)
 	s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{}})
 	s.uncaptured(created)
 	s.uncaptured(created)

@@ -50,13 +50,11 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 	wantSnap := r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
 	switch {
 	case ph.progress != nil:
-		ph.runSnap = !ph.progress.Done
+		ph.runSnap = wantSnap && snapshotUnderWay(ph.progress)
 	case ph.from.IsZero() && wantSnap:
 		ph.runSnap = true
 	}
-	if wantSnap || ph.progress != nil {
-		r.capture = newCaptureSet(r.routes.filter.Match, r.def.Source.BinlogNewlyAddedTables, r.store.Dir(), r.log)
-	}
+	r.capture = newCaptureSet(r.routes.filter.Match, r.def.Source.BinlogNewlyAddedTables, wantSnap, r.store.Dir(), r.log)
 	// A finished snapshot without chunks (none matched, or the compact progress stored once
 	// the hand-off is over) has nothing to filter: the stream starts at the stored position.
 	if ph.runSnap || (ph.progress != nil && len(ph.progress.Chunks) > 0) {
@@ -73,6 +71,13 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 		r.log.Info("the snapshot is already complete; nothing to do (scan.startup.mode snapshot)")
 	}
 	return ph, nil
+}
+
+// snapshotUnderWay reports whether a stored progress is an unfinished snapshot, rather than
+// the captured set of a pipeline without a snapshot, which holds tables and nothing of a
+// snapshot (no chunks, Since or ListedAt) and is not Done: there is no snapshot to finish.
+func snapshotUnderWay(p *snapshot.Progress) bool {
+	return !p.Done && (len(p.Chunks) > 0 || p.Since != "" || p.ListedAt != "" || !p.HasTables())
 }
 
 func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
@@ -238,7 +243,7 @@ func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) err
 	case ph.progress != nil:
 		c.reset(*ph.progress)
 	default:
-		p, err := r.legacyCapture(ctx, ph.from)
+		p, err := r.matchingNow(ctx, ph.from)
 		if err != nil {
 			return err
 		}
@@ -251,10 +256,12 @@ func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) err
 	return nil
 }
 
-// legacyCapture is the captured set of a state without snapshot progress (stored by an
-// ingest that did not record the set once the hand-off was over): every table that matches
-// now, captured from the stored position.
-func (r *run) legacyCapture(ctx context.Context, from cdc.Position) (snapshot.Progress, error) {
+// matchingNow is the captured set of a pipeline without a snapshot that starts for the
+// first time (from is zero): the tables that match now, captured from the start. For a state
+// stored by an older ingest with a position and no snapshot progress (it did not keep the
+// set once the hand-off was over), it is every table that matches now, captured from the
+// stored position as that ingest did.
+func (r *run) matchingNow(ctx context.Context, from cdc.Position) (snapshot.Progress, error) {
 	db, err := cdc.Open(r.src)
 	if err != nil {
 		return snapshot.Progress{}, err
@@ -264,12 +271,20 @@ func (r *run) legacyCapture(ctx context.Context, from cdc.Position) (snapshot.Pr
 	if err != nil {
 		return snapshot.Progress{}, fmt.Errorf("list the tables that match source.tables: %w", err)
 	}
-	p := snapshot.Progress{Done: true, Tables: []snapshot.TableState{}}
+	p := snapshot.Progress{Tables: []snapshot.TableState{}}
 	names := make([]string, len(tables))
 	for i, t := range tables {
-		p.Tables = append(p.Tables, snapshot.TableState{DB: t.ID.DB, Table: t.ID.Table, From: from.String()})
+		ts := snapshot.TableState{DB: t.ID.DB, Table: t.ID.Table, Stream: true}
+		if !from.IsZero() {
+			ts = snapshot.TableState{DB: t.ID.DB, Table: t.ID.Table, From: from.String()}
+		}
+		p.Tables = append(p.Tables, ts)
 		names[i] = t.ID.String()
 	}
+	if from.IsZero() {
+		return p, nil
+	}
+	p.Done = r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
 	r.log.Warn("the stored state has a position but no captured-table list (an older format); taking every table that matches "+
 		"source.tables now as captured from the stored position, as that ingest did; the list is stored from now on",
 		"state", r.store.Dir(), "position", from.String(), "tables", names)

@@ -9,24 +9,28 @@ import (
 	"github.com/ingestkit/ingest/state"
 )
 
-// addCapture says, for a pipeline with a snapshot (scan.startup.mode initial or snapshot),
-// what the snapshot will do and which matched tables are captured: from the local state when
-// there is one (with exactly-once the state is in Kafka, which plan does not read).
+// addCapture says what the snapshot will do (scan.startup.mode initial or snapshot) and which
+// matched tables are captured: from the local state when there is one (with exactly-once the
+// state is in Kafka, which plan does not read).
 func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
 	rep.Start = startReason(def, dir)
-	mode := def.Source.StartupMode
-	if (mode != pipeline.StartupInitial && mode != pipeline.StartupSnapshot) || def.Sink.DeliveryGuarantee == pipeline.DeliveryExactlyOnce {
+	if def.Sink.DeliveryGuarantee == pipeline.DeliveryExactlyOnce {
 		return
 	}
+	mode := def.Source.StartupMode
+	withSnapshot := mode == pipeline.StartupInitial || mode == pipeline.StartupSnapshot
+	newly := def.Source.BinlogNewlyAddedTables
 	_, cp, err := state.Peek(dir)
-	if err != nil {
+	switch {
+	case err != nil:
 		return // startReason has said it
-	}
-	if cp == nil {
+	case cp == nil && withSnapshot:
 		rep.Start = rep.freshStart(def, dir)
 		return
-	}
-	if len(cp.Snapshot) == 0 {
+	case cp == nil:
+		rep.Start += fmt.Sprintf("; the %d tables that match now are captured from there; %s", len(rep.Tables), laterTables(newly))
+		return
+	case len(cp.Snapshot) == 0:
 		rep.Start += "; no initial snapshot will run. The state (of an older ingest) has no list of captured tables: " +
 			"every table that matches now is captured from the stored position, as that ingest did"
 		return
@@ -40,12 +44,16 @@ func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
 	if migrated != "" {
 		rep.Warnings = append(rep.Warnings, "state "+dir+": "+migrated)
 	}
-	rep.markCaptured(p, def.Source.BinlogNewlyAddedTables, dir)
-	if !p.Done {
+	resumes := withSnapshot && snapshotUnderWay(&p)
+	rep.markCaptured(p, resumes, newly, includeNow(withSnapshot, dir))
+	switch {
+	case resumes:
 		rep.Start = fmt.Sprintf("the snapshot will resume from the state in %s (%d chunks done), then the binlog", dir, len(p.Chunks))
-		return
+	case withSnapshot:
+		rep.Start += "; no initial snapshot will run (it finished); " + laterTables(newly)
+	default:
+		rep.Start += "; " + laterTables(newly)
 	}
-	rep.Start += "; no initial snapshot will run (it finished); " + laterTables(def.Source.BinlogNewlyAddedTables)
 }
 
 // freshStart is the start of a pipeline without state.
@@ -63,7 +71,7 @@ func (rep *Report) freshStart(def *pipeline.Definition, dir string) string {
 }
 
 // markCaptured sets each matched table's Capture from the stored captured set.
-func (rep *Report) markCaptured(p snapshot.Progress, newly bool, dir string) {
+func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow string) {
 	set := map[string]snapshot.TableState{}
 	for _, t := range p.Tables {
 		set[t.ID().String()] = t
@@ -74,18 +82,20 @@ func (rep *Report) markCaptured(p snapshot.Progress, newly bool, dir string) {
 		switch {
 		case ok && st.From != "":
 			t.Capture = "captured from its CREATE TABLE at " + st.From
+		case ok && st.Stream:
+			t.Capture = "captured (by the stream, from the pipeline's start)"
 		case ok && st.Done:
 			t.Capture = "captured (snapshotted)"
 		case ok:
 			t.Capture = "captured (the snapshot is under way)"
-		case !p.Done:
+		case resumes:
 			t.Capture = "captured: the resumed snapshot will read it"
 		case newly:
 			t.Capture = "not captured: it appeared after the pipeline started, and is captured only if the binlog from the stored position holds its CREATE TABLE; " +
-				"to include it now, re-snapshot (stop the pipeline and remove " + dir + ")"
+				"otherwise " + fixNow
 		default:
 			t.Capture = "not captured: it appeared after the pipeline started; set scan.binlog.newly-added-table.enabled: true to capture the tables created from now on, " +
-				"or re-snapshot (stop the pipeline and remove " + dir + ") to include it now"
+				"or " + fixNow
 		}
 	}
 }

@@ -10,10 +10,11 @@ import (
 )
 
 // TableState is one table of a pipeline's captured set, stored in [Progress.Tables]: a
-// table the snapshot covers (Done once it has read the whole table), or one the binlog
-// stream captures from its CREATE TABLE without a snapshot (From set;
-// scan.binlog.newly-added-table.enabled). A table that matches the pattern but is not in
-// the set is not captured at all.
+// table the snapshot covers (Done once it has read the whole table), one the binlog stream
+// captures from its CREATE TABLE without a snapshot (From set;
+// scan.binlog.newly-added-table.enabled), or, for a pipeline without a snapshot (a startup
+// mode other than initial and snapshot), one that matched when it first started (Stream).
+// A table that matches the pattern but is not in the set is not captured at all.
 type TableState struct {
 	DB    string `json:"db"`
 	Table string `json:"table"`
@@ -23,14 +24,17 @@ type TableState struct {
 	// table the snapshot did not read: the end of its CREATE TABLE statement. Empty for
 	// the tables of the snapshot.
 	From string `json:"from,omitempty"`
+	// Stream is set for the tables of a pipeline without a snapshot that matched when it
+	// first started: the stream captures them from its start position.
+	Stream bool `json:"stream,omitempty"`
 }
 
 // ID returns the table.
 func (t TableState) ID() change.TableID { return change.TableID{DB: t.DB, Table: t.Table} }
 
 // Snapshotted reports whether the table belongs to the snapshot (rather than to the
-// stream from its CREATE).
-func (t TableState) Snapshotted() bool { return t.From == "" }
+// stream from its CREATE or from the start).
+func (t TableState) Snapshotted() bool { return t.From == "" && !t.Stream }
 
 // HasTables reports whether the progress records its captured set. A progress stored by
 // an ingest before the set was recorded (format of version 0) has none.
