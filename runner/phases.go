@@ -17,12 +17,13 @@ import (
 // then the binlog stream, filtered by the snapshot's hand-off until it has passed every
 // chunk's high watermark.
 type phases struct {
-	snap     *snapshot.Snapshot // set when a snapshot is under way or its hand-off still filters
-	progress *snapshot.Progress // the stored snapshot progress, if any
-	runSnap  bool               // the snapshot still has chunks to read
-	stream   bool               // the binlog follows (false for scan.startup.mode snapshot)
-	from     cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
-	schema   []byte             // the schema history stored with from
+	snap      *snapshot.Snapshot // set when a snapshot is under way or its hand-off still filters
+	progress  *snapshot.Progress // the stored snapshot progress, if any
+	runSnap   bool               // the snapshot still has chunks to read
+	stream    bool               // the binlog follows (false for scan.startup.mode snapshot)
+	from      cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
+	atHandoff bool               // from is the finished snapshot's hand-off position, as its end stored it
+	schema    []byte             // the schema history stored with from
 }
 
 // planPhases decides the phases from the stored checkpoint and the startup mode.
@@ -59,6 +60,12 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 	// the hand-off is over) has nothing to filter: the stream starts at the stored position.
 	if ph.runSnap || (ph.progress != nil && len(ph.progress.Chunks) > 0) {
 		ph.snap = snapshot.New(r.snapshotConfig(ph.progress))
+	}
+	if ph.snap != nil && ph.progress != nil && ph.progress.Done && !ph.from.IsZero() {
+		// Stored by the snapshot's end before the stream stored a position: the hand-off's
+		// own start is the same point, with the GTID state of its file and offset.
+		start, ok, err := ph.progress.HandoffPosition()
+		ph.atHandoff = err == nil && ok && start.String() == ph.from.String()
 	}
 	if ph.from.IsZero() && ph.snap == nil && ph.progress != nil {
 		if pos, ok, err := ph.progress.HandoffPosition(); err != nil {
@@ -209,7 +216,7 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 		if err != nil {
 			return err
 		}
-		if ph.from.IsZero() {
+		if ph.from.IsZero() || ph.atHandoff {
 			ph.from = h.Start()
 		}
 		pipe.setHandoff(h)
