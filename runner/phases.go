@@ -61,23 +61,34 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 	if ph.runSnap || (ph.progress != nil && len(ph.progress.Chunks) > 0) {
 		ph.snap = snapshot.New(r.snapshotConfig(ph.progress))
 	}
-	if ph.snap != nil && ph.progress != nil && ph.progress.Done && !ph.from.IsZero() {
-		// Stored by the snapshot's end before the stream stored a position: the hand-off's
-		// own start is the same point, with the GTID state of its file and offset.
-		start, ok, err := ph.progress.HandoffPosition()
-		ph.atHandoff = err == nil && ok && start.String() == ph.from.String()
-	}
-	if ph.from.IsZero() && ph.snap == nil && ph.progress != nil {
-		if pos, ok, err := ph.progress.HandoffPosition(); err != nil {
-			return nil, fmt.Errorf("state %s: %w", r.store.Dir(), err)
-		} else if ok {
-			ph.from = pos
-		}
+	if err := ph.handoffStart(); err != nil {
+		return nil, fmt.Errorf("state %s: %w", r.store.Dir(), err)
 	}
 	if !ph.stream && ph.progress != nil && ph.progress.Done {
 		r.log.Info("the snapshot is already complete; nothing to do (scan.startup.mode snapshot)")
 	}
 	return ph, nil
+}
+
+// handoffStart relates the stored position to the finished snapshot's hand-off position.
+func (ph *phases) handoffStart() error {
+	if ph.progress == nil || !ph.progress.Done {
+		return nil
+	}
+	start, ok, err := ph.progress.HandoffPosition()
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return nil
+	case ph.snap != nil:
+		// A position stored by the snapshot's end, before the stream stored one: the
+		// hand-off's own start is the same point, with the GTID state of its file and offset.
+		ph.atHandoff = start.String() == ph.from.String()
+	case ph.from.IsZero():
+		ph.from = start // nothing to filter; not stored by this ingest, which stores the position
+	}
+	return nil
 }
 
 // snapshotUnderWay reports whether a stored progress is an unfinished snapshot, rather than
