@@ -47,6 +47,8 @@ type PlannedTable struct {
 	Topics        []string `json:"topics"`
 	EstimatedRows int64    `json:"estimated_rows"`
 	Problem       string   `json:"problem,omitempty"`
+	// Capture says, from the stored state, whether the table is captured, and why not.
+	Capture string `json:"capture,omitempty"`
 }
 
 // Plan connects to the source and the cluster and reports what apply would do.
@@ -76,7 +78,7 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 	if err := rep.addTopics(ctx, def, opts.StateDir); err != nil {
 		rep.Problems = append(rep.Problems, "error: kafka: "+err.Error())
 	}
-	rep.Start = startReason(def, opts.StateDir)
+	rep.addCapture(def, opts.StateDir)
 	return rep, nil
 }
 
@@ -323,6 +325,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	for _, t := range rep.Tables {
 		if t.Problem != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Problem)
+		}
+		if t.Capture != "" {
+			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Capture)
 		}
 	}
 	b.WriteString("Topics to create (compacted):")

@@ -190,6 +190,7 @@ type run struct {
 	snk    upsert.Config
 
 	phases  *phases
+	capture *captureSet          // the captured set, with a snapshot (initial and snapshot modes); nil otherwise
 	running bool                 // this run got past its start: its failures may be restarted
 	source  *cdc.Source          // set by produce before the stream's first batch; then read by forward
 	extras  extraCache           // owned by forward
@@ -434,7 +435,11 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 			}
 			in := upsert.Input{Batch: b}
 			if b.End {
-				if in.Progress, err = r.extras.encode(nil, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
+				captured, err := r.capturedProgress()
+				if err != nil {
+					return err
+				}
+				if in.Progress, err = r.extras.encode(captured, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
 					return err
 				}
 			}
@@ -507,6 +512,17 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 		return upsert.Input{}, err
 	}
 	b.Position = nil
+	if p.Done {
+		// The finished snapshot stores where the stream takes over, also when it
+		// covered no table: never a finished snapshot without a position.
+		pos, ok, err := p.HandoffPosition()
+		if err != nil {
+			return upsert.Input{}, err
+		}
+		if ok {
+			b.Position = []byte(pos.String())
+		}
+	}
 	return upsert.Input{Batch: b, Progress: js}, nil
 }
 
@@ -523,11 +539,18 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 	done := h.Done(pos)
 	var progress []byte
 	if !done {
-		if progress, err = json.Marshal(r.phases.snap.Progress()); err != nil {
+		p := r.phases.snap.Progress()
+		if r.capture != nil {
+			p.Tables = r.capture.list() // with the tables captured from their CREATE TABLE
+		}
+		if progress, err = json.Marshal(p); err != nil {
 			return nil, false, err
 		}
 	} else {
 		r.log.Info("the binlog stream has passed the snapshot; hand-off finished", "position", pos.String())
+		if progress, err = r.capturedProgress(); err != nil {
+			return nil, false, err
+		}
 	}
 	inputs := make([]upsert.Input, len(held))
 	for i, b := range held {
@@ -544,6 +567,15 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 		return nil, false, err
 	}
 	return inputs, done, nil
+}
+
+// capturedProgress is the snapshot progress stored once the hand-off is over: the captured
+// set, the same slice until it changes (nil without a snapshot).
+func (r *run) capturedProgress() ([]byte, error) {
+	if r.capture == nil {
+		return nil, nil
+	}
+	return r.capture.encoded()
 }
 
 // acked is the sink's report of an acknowledged (or committed) checkpoint.
