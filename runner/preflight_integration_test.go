@@ -242,7 +242,7 @@ func TestPreflightPrivateServer(t *testing.T) {
 		for i := 2; i <= 12; i++ { // transactions enough that the rebuilt server has fewer
 			testenv.Exec(t, db, fmt.Sprintf("INSERT INTO t VALUES (%d,'b')", i))
 		}
-		waitRecords(t, topic, 12, done)
+		waitTopicRecords(t, topic, 12, done)
 		conn, err := db.Conn(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -362,8 +362,8 @@ func stateDirPipeline(t *testing.T, dir string) string {
 	return id.Pipeline
 }
 
-// waitRecords waits until topic holds n records, failing early when the run ends.
-func waitRecords(t *testing.T, topic string, n int64, done <-chan error) {
+// waitTopicRecords waits until topic holds n records, failing early when the run ends.
+func waitTopicRecords(t *testing.T, topic string, n int64, done <-chan error) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
