@@ -195,7 +195,16 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 	if len(pk) == 0 && info != nil {
 		pk = info.PrimaryKey
 	}
-	return newTable(id, cols, pk, opts)
+	t, err := newTable(id, cols, pk, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range t.Schema.Key {
+		if known, nullable := tm.Nullable(k); known && nullable {
+			return nil, &NullableKeyError{Table: id, Column: t.Schema.Columns[k].Name}
+		}
+	}
+	return t, nil
 }
 
 // binlogTypeMatches reports whether a binlog column type can be the column info describes:
