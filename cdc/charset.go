@@ -8,12 +8,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
-	"golang.org/x/text/encoding/japanese"
-	"golang.org/x/text/encoding/korean"
-	"golang.org/x/text/encoding/simplifiedchinese"
-	"golang.org/x/text/encoding/traditionalchinese"
-	"golang.org/x/text/encoding/unicode"
-	"golang.org/x/text/encoding/unicode/utf32"
 )
 
 // binaryCollation is the id of the "binary" collation: BINARY, VARBINARY and BLOB columns.
@@ -61,7 +55,8 @@ type decoder interface {
 
 // decoderFor returns the decoder of a character set, or nil when the bytes are already
 // UTF-8 (utf8mb3, utf8mb4) or binary. The single-byte sets decode with the server's own
-// tables (charmaps.txt); the multi-byte ones with golang.org/x/text.
+// tables (charmaps.txt); the multi-byte ones with golang.org/x/text and the server's
+// corrections (charset_multibyte.go).
 func decoderFor(charset string) (decoder, error) {
 	cs := strings.ToLower(charset)
 	switch cs {
@@ -72,21 +67,13 @@ func decoderFor(charset string) (decoder, error) {
 		return t, nil
 	}
 	enc := xtextEncodings[cs]
-	if enc == nil {
+	switch {
+	case enc == nil:
 		return nil, fmt.Errorf("character set %s is not supported", charset)
+	case mbmaps[cs] != nil:
+		return mbDecoder{enc: enc, fixes: mbmaps[cs], seqLen: seqLens[cs]}, nil
 	}
 	return xtextDecoder{enc}, nil
-}
-
-var xtextEncodings = map[string]encoding.Encoding{
-	"gbk": simplifiedchinese.GBK, "gb2312": simplifiedchinese.GBK,
-	"gb18030": simplifiedchinese.GB18030, "big5": traditionalchinese.Big5,
-	"sjis": japanese.ShiftJIS, "cp932": japanese.ShiftJIS, "ujis": japanese.EUCJP,
-	"eucjpms": japanese.EUCJP, "euckr": korean.EUCKR,
-	"utf16":   unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM),
-	"ucs2":    unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM),
-	"utf16le": unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM),
-	"utf32":   utf32.UTF32(utf32.BigEndian, utf32.IgnoreBOM),
 }
 
 type xtextDecoder struct{ enc encoding.Encoding }
