@@ -95,9 +95,6 @@ const charmapsHeader = `# MariaDB's single-byte character sets: for each set, th
 # Written by TestCharmapsMatchServer -update (charset_integration_test.go); do not edit.
 `
 
-// unmapped marks a byte the server does not map, in a charmap being read.
-const unmapped rune = -1
-
 // charmaps are the decoders of the single-byte character sets, by name.
 var charmaps = func() map[string]*charmap256 {
 	m, err := parseCharmaps(charmapsText)

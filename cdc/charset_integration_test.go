@@ -12,6 +12,9 @@ import (
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
+// unmapped marks a byte the server does not map, in a table read from it.
+const unmapped rune = -1
+
 // TestCharmapsMatchServer asks the server for every byte of every single-byte character set
 // it has, converted to utf8mb4, and compares the answers with charmaps.txt (the tables the
 // decoders use; -update rewrites it) and with what the decoder of the set gives.
