@@ -144,6 +144,21 @@ func (e *NoPrimaryKeyError) Error() string {
 		"(source option tables.exclude)", strings.Join(names, ", "), names[0])
 }
 
+// NullableKeyError says a column that keys a captured table's records (named in transform
+// primary-keys) may hold NULL. Rows with NULL there would share one record key, and an
+// upsert topic would keep only the last of them, so the snapshot and the binlog stream both
+// refuse the table, at the start and when a TABLE_MAP shows the column nullable.
+type NullableKeyError struct {
+	Table  change.TableID
+	Column string
+}
+
+func (e *NullableKeyError) Error() string {
+	return fmt.Sprintf("cdc: table %s: key column %s is nullable, and rows with NULL there would share one record key "+
+		"(a compacted topic keeps only the last of them): declare it NOT NULL (ALTER TABLE %s MODIFY %s … NOT NULL), "+
+		"or name NOT NULL columns in the table's transform primary-keys", e.Table, e.Column, e.Table, e.Column)
+}
+
 // SchemaError says a row could not be matched with or decoded by the table description.
 type SchemaError struct {
 	Table    change.TableID

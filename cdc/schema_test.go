@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/ingestkit/ingest/change"
 )
@@ -188,6 +189,21 @@ func TestDMLTable(t *testing.T) {
 		got, ok := dmlTable("app", tc.query)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("dmlTable(%q) = %v, %v; want %v, %v", tc.query, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestTableFromMapNullableKey refuses a key column that the TABLE_MAP shows nullable.
+func TestTableFromMapNullableKey(t *testing.T) {
+	tm := &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: 2,
+		ColumnType: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0, 0},
+		NullBitmap: []byte{0b10}, ColumnName: [][]byte{[]byte("a"), []byte("b")}}
+	for key, nullable := range map[string]bool{"a": false, "b": true} {
+		opts := schemaOptions{keys: func(string, string) ([]string, bool) { return []string{key}, true }}
+		_, err := tableFromMap(tm, nil, opts)
+		var nk *NullableKeyError
+		if got := errors.As(err, &nk); got != nullable || got && nk.Column != key || !nullable && err != nil {
+			t.Errorf("key %s: got %v, want a NullableKeyError: %v", key, err, nullable)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -64,6 +65,9 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 		return err
 	}
 	if err := checkKeys(ctx, db, &s.cfg); err != nil {
+		return err
+	}
+	if err := CheckKeysNotNull(ctx, db, s.cfg.Tables, s.cfg.Keys); err != nil {
 		return err
 	}
 	from, gtidKnown, err := s.startPosition(ctx, db, srv)
@@ -329,6 +333,41 @@ WHERE INDEX_NAME = 'PRIMARY' AND TABLE_SCHEMA IN (?` + strings.Repeat(", ?", len
 		return nil, fmt.Errorf("cdc: list primary keys: %w", err)
 	}
 	return keyed, nil
+}
+
+// CheckKeysNotNull fails with a [*NullableKeyError] for the first captured table (tables
+// says which are) whose record key, given by keys (transform primary-keys), names a column
+// that may hold NULL. A table's own primary key is NOT NULL by definition.
+func CheckKeysNotNull(ctx context.Context, db *sql.DB, tables func(db, table string) bool, keys func(db, table string) ([]string, bool)) error {
+	if keys == nil {
+		return nil
+	}
+	const q = `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS
+WHERE IS_NULLABLE = 'YES' AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
+ORDER BY 1, 2, ORDINAL_POSITION`
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("cdc: list nullable columns: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id change.TableID
+		var col string
+		if err := rows.Scan(&id.DB, &id.Table, &col); err != nil {
+			return fmt.Errorf("cdc: list nullable columns: %w", err)
+		}
+		if tables != nil && !tables(id.DB, id.Table) {
+			continue
+		}
+		names, ok := keys(id.DB, id.Table)
+		if ok && slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, col) }) {
+			return &NullableKeyError{Table: id, Column: col}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cdc: list nullable columns: %w", err)
+	}
+	return nil
 }
 
 // loop connects, streams and reconnects with backoff until ctx ends or a fatal error.

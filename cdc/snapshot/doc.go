@@ -16,7 +16,8 @@
 //     temporal types, binary strings, and text in a *_bin collation, in one whose weights
 //     collation.go reads from the server (the *_general_ci family and latin1_swedish_ci),
 //     or in a single-level collation of a Unicode character set (the UCA ones), whose key
-//     texts weigher.go asks the server to weigh).
+//     texts weigher.go asks the server to weigh), and MariaDB's UUID, INET4 and INET6, in the
+//     server's order (fixedbin.go).
 //   - table.go: a table's description ([Table], by default from cdc.DescribeTable through
 //     [DescribeCDC]), chunk key, row estimate and discovery.
 //   - reader.go: reads one chunk with a single autocommit SELECT, a prepared statement of
