@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ingestkit/ingest/internal/jdbctls"
 )
 
 // This file lists the Kafka producer configs (their Java names, as the
@@ -109,11 +111,13 @@ var kafkaProperties = passThrough{
 	},
 }
 
-// jdbcProperties are kept as they are; the source decides which it knows.
-// Any whose name mentions a password is a credential.
+// jdbcProperties are the MySQL Connector/J properties ingest honours
+// (pipeline/jdbc.go). Any whose name mentions a password is a credential.
 var jdbcProperties = passThrough{
-	prefix: "jdbc.properties.",
-	secret: func(key string) bool { return strings.Contains(strings.ToLower(key), "password") },
+	prefix:     "jdbc.properties.",
+	checkKey:   checkJDBCKey,
+	checkValue: jdbctls.CheckValue,
+	secret:     func(key string) bool { return strings.Contains(strings.ToLower(key), "password") },
 }
 
 func findProducerProperty(key string) *producerProperty {
