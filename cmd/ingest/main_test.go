@@ -20,6 +20,7 @@ source:
   username: cdc
   password: ${secret_values.mysql-password}
   tables: app.\.*
+  jdbc.properties.sslMode: VERIFY_IDENTITY
   jdbc.properties.trustCertificateKeyStorePassword: ${secret_values.mysql-password}
 sink:
   type: upsert-kafka
