@@ -6,8 +6,10 @@
 // walk them against a schema that lists every option of every block with
 // its type, default and allowed values (schema.go, properties.go). Unknown
 // options are errors with a "did you mean" suggestion; jdbc.properties.*
-// (source) and properties.* (sink) are kept as maps, and properties.* are
-// checked against the Kafka producer configs ingest knows. ${...}
+// (source) and properties.* (sink) are kept as maps, properties.* are
+// checked against the Kafka producer configs ingest knows, and
+// jdbc.properties.* against the MySQL Connector/J properties it honours
+// (jdbc.go, internal/jdbctls). ${...}
 // placeholders are expanded in scalar values after parsing, through a
 // [secrets.Resolver]. Options that involve each other are then checked
 // together (validate.go), and table patterns and routes are compiled with
