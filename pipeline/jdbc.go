@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ingestkit/ingest/internal/jdbctls"
 )
@@ -21,15 +22,15 @@ func checkJDBCKey(key string) error {
 
 // checkJDBCTogether reports the jdbc.properties that contradict the others, or that the others
 // make useless (Connector/J would ignore them silently).
-// Options with a bad value are left out; so is everything when sslMode itself is bad.
+// They are checked only when each of them is valid on its own.
 func (l *loader) checkJDBCTogether(props map[string]string) {
 	const prefix = "source.jdbc.properties."
-	if l.bad[prefix+"sslMode"] {
-		return
+	for path := range l.bad {
+		if strings.HasPrefix(path, prefix) {
+			return
+		}
 	}
 	for _, p := range jdbctls.Check(props) {
-		if !l.bad[prefix+p.Key] {
-			l.at(prefix+p.Key, "%s", p.Message)
-		}
+		l.at(prefix+p.Key, "%s", p.Message)
 	}
 }

@@ -21,6 +21,7 @@ source:
   password: ${secret_values.mysql-password}
   tables: app.\.*
   jdbc.properties.sslMode: VERIFY_IDENTITY
+  jdbc.properties.trustCertificateKeyStoreUrl: /etc/ingest/mysql-ca.jks
   jdbc.properties.trustCertificateKeyStorePassword: ${secret_values.mysql-password}
 sink:
   type: upsert-kafka

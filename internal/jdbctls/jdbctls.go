@@ -231,6 +231,19 @@ func Check(props map[string]string) []Problem {
 			add(k, "is used only to verify the server's certificate, which sslMode %s does not do; set sslMode: VERIFY_CA or VERIFY_IDENTITY, or remove it", mode)
 		}
 	}
+	for store, parts := range map[string][]string{
+		"trustCertificateKeyStoreUrl":  {"trustCertificateKeyStoreType", "trustCertificateKeyStorePassword"},
+		"clientCertificateKeyStoreUrl": {"clientCertificateKeyStoreType", "clientCertificateKeyStorePassword"},
+	} {
+		if _, ok := props[store]; ok || mode == Disabled || (!mode.Verifies() && store[0] == 't') {
+			continue // reported above when the mode makes the whole store useless
+		}
+		for _, k := range parts {
+			if _, set := props[k]; set {
+				add(k, "has no effect without %s; give the store, or remove it", store)
+			}
+		}
+	}
 	if _, set := props["serverSslCert"]; set {
 		if _, both := props["trustCertificateKeyStoreUrl"]; both {
 			add("serverSslCert", "conflicts with trustCertificateKeyStoreUrl (both name the CA); give only one")

@@ -81,6 +81,9 @@ func TestCheck(t *testing.T) {
 		{map[string]string{"sslMode": "REQUIRED", "tlsVersions": "TLSv1.3", "enabledTLSProtocols": "TLSv1.3"}, "enabledTLSProtocols"},
 		{map[string]string{"clientCertificateKeyStoreUrl": "/k.p12"}, "clientCertificateKeyStoreUrl"},
 		{map[string]string{"sslMode": "REQUIRED", "clientCertificateKeyStoreUrl": "/k.p12"}, ""},
+		{map[string]string{"sslMode": "VERIFY_CA", "trustCertificateKeyStorePassword": "x"}, "trustCertificateKeyStorePassword"},
+		{map[string]string{"sslMode": "REQUIRED", "clientCertificateKeyStoreType": "JKS"}, "clientCertificateKeyStoreType"},
+		{map[string]string{"sslMode": "REQUIRED", "trustCertificateKeyStorePassword": "x"}, "trustCertificateKeyStorePassword"},
 	}
 	for _, tc := range tests {
 		ps := Check(tc.props)
