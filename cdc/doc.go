@@ -23,9 +23,13 @@
 //   - source.go and stream.go: [Source], which connects as a replica, groups row events per
 //     source transaction, bounds batches, emits heartbeats and reconnects without gaps or
 //     duplicates.
-//   - preflight.go: [Preflight], the server checks with the exact fix for each problem.
+//   - preflight.go: [Preflight], the server checks with the exact fix for each problem, run by
+//     the caller before the first read and by [Source.Run] before every reconnect;
+//     checkpos.go: the position the stream reads from checked against the server's binlog;
+//     serverid.go: [ServerIdentity], which tells a rebuilt or replaced server.
 //
 // Concurrency: a [Source] is used by one goroutine calling [Source.Run]; Run owns every
 // goroutine it starts and returns only after they have stopped. Errors are typed: see
-// [RetryableError], [PositionLostError], [ServerIDConflictError] and [NoPrimaryKeyError].
+// [RetryableError], [PositionLostError], [ServerIDConflictError], [NoPrimaryKeyError],
+// [PreflightError] and [StatementFormatError].
 package cdc

@@ -274,6 +274,31 @@ func tableFromInfo(id change.TableID, info *tableInfo, opts schemaOptions) (*Tab
 	return newTable(id, cols, info.PrimaryKey, opts)
 }
 
+// schemaOfInfo returns the neutral schema of a shape: the column names and SQL types, and
+// the key when it resolves (nil Key otherwise). It is what a SchemaChange tells of the shape
+// before its DDL.
+func schemaOfInfo(id change.TableID, info *tableInfo, opts schemaOptions) *change.Schema {
+	s := &change.Schema{Table: id, Columns: make([]change.Column, len(info.Columns))}
+	for i, ic := range info.Columns {
+		s.Columns[i] = change.Column{Name: ic.Name, SQLType: ic.ColumnType}
+	}
+	pk := info.PrimaryKey
+	if opts.keys != nil {
+		if names, ok := opts.keys(id.DB, id.Table); ok && len(names) > 0 {
+			pk = names
+		}
+	}
+	for _, name := range pk {
+		k := slices.IndexFunc(s.Columns, func(c change.Column) bool { return strings.EqualFold(c.Name, name) })
+		if k < 0 {
+			s.Key = nil
+			break
+		}
+		s.Key = append(s.Key, k)
+	}
+	return s
+}
+
 // newTable resolves the table's key: the pipeline's override first, then the primary key.
 func newTable(id change.TableID, cols []Column, pk []string, opts schemaOptions) (*Table, error) {
 	if opts.keys != nil {

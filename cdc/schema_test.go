@@ -160,9 +160,34 @@ func (f *fakeLoader) dbCharset(context.Context, string) (string, error) { return
 
 func TestClassifyQuery(t *testing.T) {
 	for q, want := range map[string]ddlKind{"BEGIN": queryBegin, "/* x */ COMMIT": queryCommit,
-		"alter table t add c int": queryDDL, "GRANT SELECT ON *.* TO u": queryOther, "# c\nDROP TABLE t": queryDDL} {
+		"alter table t add c int": queryDDL, "GRANT SELECT ON *.* TO u": queryOther, "# c\nDROP TABLE t": queryDDL,
+		"insert into t values (1)": queryDML, "/* x */ DELETE FROM t": queryDML, "REPLACE t SET a=1": queryDML} {
 		if got := classifyQuery(q); got != want {
 			t.Errorf("classifyQuery(%q) = %d, want %d", q, got, want)
+		}
+	}
+}
+
+// TestDMLTable reads the table a DML statement of a Query event writes (binlog_format
+// STATEMENT or MIXED), which the stream stops at when it is captured.
+func TestDMLTable(t *testing.T) {
+	tests := []struct {
+		query string
+		want  change.TableID
+		ok    bool
+	}{
+		{"INSERT INTO t VALUES (1)", change.TableID{DB: "app", Table: "t"}, true},
+		{"insert low_priority ignore into `other`.`t 2` (a) values (1)", change.TableID{DB: "other", Table: "t 2"}, true},
+		{"REPLACE app2.t SET a=1", change.TableID{DB: "app2", Table: "t"}, true},
+		{"/* c */ UPDATE IGNORE t SET a=1", change.TableID{DB: "app", Table: "t"}, true},
+		{"UPDATE t JOIN u ON t.id=u.id SET t.a=1", change.TableID{DB: "app", Table: "t"}, true},
+		{"DELETE QUICK FROM `t` WHERE id=1", change.TableID{DB: "app", Table: "t"}, true},
+		{"DELETE t, u FROM t JOIN u", change.TableID{}, false},
+	}
+	for _, tc := range tests {
+		got, ok := dmlTable("app", tc.query)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("dmlTable(%q) = %v, %v; want %v, %v", tc.query, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/upsert"
 )
 
 // entry is one option of a block as written.
@@ -103,7 +104,9 @@ func (l *loader) loadSink(p pair, root *yaml.Node) {
 	s.BootstrapServers = s.Properties["bootstrap.servers"].Reveal()
 	if _, ok := l.def.Pos["sink.properties.bootstrap.servers"]; !ok {
 		l.errorAt(p.key, "sink", `missing required option "properties.bootstrap.servers" (the Kafka brokers, host:port,...)`)
+		return
 	}
+	l.checkProducerProperties()
 }
 
 func wrongSinkType(got string) string {
@@ -187,12 +190,10 @@ func findOption(opts []option, key string) *option {
 func suggestOption(key string, opts []option, pt *passThrough) string {
 	candidates := keys(opts)
 	if pt == &kafkaProperties {
-		if findProducerProperty(key) != nil {
+		if upsert.CheckPropertyName(key) == nil {
 			return fmt.Sprintf(" (did you mean %q?)", pt.prefix+key)
 		}
-		for _, p := range producerProperties {
-			candidates = append(candidates, pt.prefix+p.name)
-		}
+		candidates = append(candidates, producerNames()...)
 	}
 	return didYouMean(key, candidates)
 }

@@ -4,12 +4,14 @@
 //
 // [Load] and [Parse] parse the YAML into nodes with gopkg.in/yaml.v3 and
 // walk them against a schema that lists every option of every block with
-// its type, default and allowed values (schema.go, properties.go). Unknown
-// options are errors with a "did you mean" suggestion; jdbc.properties.*
-// (source) and properties.* (sink) are kept as maps, properties.* are
-// checked against the Kafka producer configs ingest knows, and
-// jdbc.properties.* against the MySQL Connector/J properties it honours
-// (jdbc.go, internal/jdbctls). ${...}
+// its type, default and allowed values (schema.go). Unknown options are
+// errors with a "did you mean" suggestion; jdbc.properties.* (source) and
+// properties.* (sink) are kept as maps and checked against the one
+// description of each, which the packages that apply them own: internal/jdbctls
+// for JDBC properties (jdbc.go), upsert for the Kafka producer configs
+// (properties.go).
+// An option whose value no code needs says why in the schema (asIs), and
+// schema_test.go checks that every other option is read where it is applied. ${...}
 // placeholders are expanded in scalar values after parsing, through a
 // [secrets.Resolver]. Options that involve each other are then checked
 // together (validate.go), and table patterns and routes are compiled with

@@ -195,8 +195,10 @@ func TestTypedValues(t *testing.T) {
 `, 1) + `  sink.custom-header: app:ingest;env:prod
   sink.buffer-flush.max-rows: 500
   sink.buffer-flush.interval: 1000
-  properties.sasl.jaas.config: x password="${secret_values.kafka-sk}";
+  properties.sasl.jaas.config: org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="${secret_values.kafka-sk}";
   properties.acks: ALL
+  properties.security.protocol: SASL_SSL
+  properties.sasl.mechanism: PLAIN
 transform:
   - source-table: app.events
     primary-keys: event_id, ` + "`line no`" + `

@@ -87,9 +87,11 @@ type Source struct {
 	SpecificOffsetGTIDSet string
 	// StartupTimestampMillis is scan.startup.timestamp-millis.
 	StartupTimestampMillis int64
-	ChunkSize              int           // scan.incremental.snapshot.chunk.size
-	FetchSize              int           // scan.snapshot.fetch.size
-	ChunkKeyColumn         string        // scan.incremental.snapshot.chunk.key-column
+	ChunkSize              int // scan.incremental.snapshot.chunk.size
+	FetchSize              int // scan.snapshot.fetch.size
+	// ChunkKeyColumns is scan.incremental.snapshot.chunk.key-column: the column each table's
+	// snapshot chunks are split on; nil when not set (the primary key).
+	ChunkKeyColumns        []ChunkKey
 	ConnectTimeout         time.Duration // connect.timeout
 	ConnectMaxRetries      int           // connect.max-retries
 	ConnectionPoolSize     int           // connection.pool.size
@@ -97,10 +99,39 @@ type Source struct {
 	TreatTinyInt1AsBoolean bool          // treat-tinyint1-as-boolean.enabled
 	// BinlogNewlyAddedTables is scan.binlog.newly-added-table.enabled.
 	BinlogNewlyAddedTables bool
+	// IncludeComments, OnlyDeserializeCaptured and UnboundedChunkFirst are the Realtime
+	// Compute options include-comments.enabled,
+	// scan.only.deserialize.captured.tables.changelog.enabled and
+	// scan.incremental.snapshot.unbounded-chunk-first.enabled: ingest behaves as they ask
+	// whatever their values (docs/pipeline.md).
+	IncludeComments         bool
+	OnlyDeserializeCaptured bool
+	UnboundedChunkFirst     bool
 	// JDBCProperties are the jdbc.properties.* options, keyed without the
 	// prefix. Every value is a Secret; Definition.IsSecret tells which are
 	// really secret.
 	JDBCProperties map[string]secrets.Secret
+}
+
+// ChunkKey is one entry of scan.incremental.snapshot.chunk.key-column.
+type ChunkKey struct {
+	// Tables selects the tables the entry is for; nil for every table (the option is
+	// then a bare column name).
+	Tables *route.Selector
+	Column string
+}
+
+// ChunkKeyColumn returns the chunk key column that scan.incremental.snapshot.chunk.key-column
+// gives the table db.table, and whether it gives one. When several entries match, the last
+// one wins, as in Flink CDC.
+func (s *Source) ChunkKeyColumn(db, table string) (string, bool) {
+	col, ok := "", false
+	for _, k := range s.ChunkKeyColumns {
+		if k.Tables == nil || k.Tables.Match(db, table) {
+			col, ok = k.Column, true
+		}
+	}
+	return col, ok
 }
 
 // ServerIDRange is the server-id option: the ids Start through End, both
@@ -291,13 +322,20 @@ type Settings struct {
 // SchemaChangeBehavior is the pipeline option schema.change.behavior.
 type SchemaChangeBehavior string
 
-// The schema change behaviours; see spec/PIPELINE.md.
+// The schema change behaviours, Flink CDC's five; what each does to an upsert topic is in
+// docs/pipeline.md and the schemachange package.
 const (
-	// SchemaEvolve: later rows follow the new table shape.
+	// SchemaEvolve: later rows follow the new table shape (the default).
 	SchemaEvolve SchemaChangeBehavior = "EVOLVE"
+	// SchemaTryEvolve: as EVOLVE (an upsert topic has no sink schema that could refuse a
+	// change).
+	SchemaTryEvolve SchemaChangeBehavior = "TRY_EVOLVE"
+	// SchemaLenient: columns are only ever added: a dropped or renamed-away column stays,
+	// null; a new one is appended at the end.
+	SchemaLenient SchemaChangeBehavior = "LENIENT"
 	// SchemaIgnore: rows keep the column set of the start.
 	SchemaIgnore SchemaChangeBehavior = "IGNORE"
-	// SchemaException: the pipeline stops on DDL.
+	// SchemaException: the pipeline stops on the first DDL that changes a captured table.
 	SchemaException SchemaChangeBehavior = "EXCEPTION"
 )
 

@@ -9,12 +9,14 @@ import (
 	"testing"
 )
 
-const withSecrets = minimal + `  properties.sasl.jaas.config: x password="${secret_values.kafka-sk}";
+const withSecrets = minimal + `  properties.sasl.jaas.config: org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="${secret_values.kafka-sk}";
   aliyun.kafka.accessKeyId: ${secret_values.kafka-ak}
   aliyun.kafka.accessKeySecret: ${secret_values.kafka-sk}
   aliyun.kafka.instanceId: alikafka_post-cn-xxxx
   aliyun.kafka.endpoint: alikafka.cn-hangzhou.aliyuncs.com
   aliyun.kafka.regionId: cn-hangzhou
+  properties.security.protocol: SASL_SSL
+  properties.sasl.mechanism: PLAIN
 route:
   - source-table: app.\.*
     sink-table: app_<>

@@ -35,6 +35,10 @@ type option struct {
 	def      string // the default, parsed with val.set; "" for none
 	required bool
 	secret   bool // a credential: its value is always masked
+	// asIs, when set, says why no code reads the option's value: ingest already behaves as
+	// the option asks whatever its value (docs/pipeline.md says so too). An option without
+	// it is read where it is applied (schema_test.go checks both).
+	asIs string
 }
 
 // The top-level blocks of a pipeline file.
@@ -49,8 +53,8 @@ const (
 func sourceOptions(s *Source) []option {
 	const maxInt = math.MaxInt32
 	return []option{
-		{key: "type", val: stringValue{&s.Type}, required: true},
-		{key: "name", val: stringValue{&s.Name}},
+		{key: "type", val: stringValue{&s.Type}, required: true, asIs: typeChecked},
+		{key: "name", val: stringValue{&s.Name}, asIs: label},
 		{key: "hostname", val: stringValue{&s.Hostname}, required: true},
 		{key: "port", val: intValue{&s.Port, 1, 65535}, def: "3306"},
 		{key: "username", val: stringValue{&s.Username}, required: true},
@@ -58,7 +62,8 @@ func sourceOptions(s *Source) []option {
 		{key: "tables", val: stringValue{&s.Tables}, required: true},
 		{key: "tables.exclude", val: stringValue{&s.Exclude}},
 		{key: "server-id", val: serverIDValue{&s.ServerID}},
-		{key: "server-time-zone", val: timeZoneValue{&s.ServerTimeZone}},
+		{key: "server-time-zone", val: timeZoneValue{&s.ServerTimeZone}, asIs: "ingest reads TIMESTAMP as UTC instants in both phases " +
+			"(the snapshot's sessions use time_zone '+00:00', the binlog holds epoch seconds), which is what Flink CDC gets when this names the server's zone"},
 		{key: "scan.startup.mode", val: enum(&s.StartupMode, StartupInitial, StartupSnapshot,
 			StartupLatestOffset, StartupEarliestOffset, StartupSpecificOffset, StartupTimestamp), def: "initial"},
 		{key: "scan.startup.specific-offset.file", val: stringValue{&s.SpecificOffsetFile}},
@@ -67,13 +72,22 @@ func sourceOptions(s *Source) []option {
 		{key: "scan.startup.timestamp-millis", val: int64Value{&s.StartupTimestampMillis, 0, math.MaxInt64}},
 		{key: "scan.incremental.snapshot.chunk.size", val: intValue{&s.ChunkSize, 2, maxInt}, def: "8096"},
 		{key: "scan.snapshot.fetch.size", val: intValue{&s.FetchSize, 2, maxInt}, def: "1024"},
-		{key: "scan.incremental.snapshot.chunk.key-column", val: stringValue{&s.ChunkKeyColumn}},
+		{key: "scan.incremental.snapshot.chunk.key-column", val: chunkKeysValue{&s.ChunkKeyColumns}},
 		{key: "connect.timeout", val: durationValue{&s.ConnectTimeout, 250 * time.Millisecond}, def: "30s"},
 		{key: "connect.max-retries", val: intValue{&s.ConnectMaxRetries, 1, maxInt}, def: "3"},
-		{key: "connection.pool.size", val: intValue{&s.ConnectionPoolSize, 2, maxInt}, def: "20"},
+		{key: "connection.pool.size", val: intValue{&s.ConnectionPoolSize, 2, maxInt}, def: "20",
+			asIs: "a bound: the snapshot's pool holds pipeline.parallelism + 2 connections, and validate refuses a smaller size (checkPoolSize)"},
 		{key: "heartbeat.interval", val: durationValue{&s.HeartbeatInterval, 0}, def: "30s"},
 		{key: "treat-tinyint1-as-boolean.enabled", val: boolValue{&s.TreatTinyInt1AsBoolean}, def: "true"},
 		{key: "scan.binlog.newly-added-table.enabled", val: boolValue{&s.BinlogNewlyAddedTables}, def: "false"},
+		// Realtime Compute (VVR) options that published jobs use.
+		{key: "include-comments.enabled", val: boolValue{&s.IncludeComments}, def: "false",
+			asIs: "comments belong to Flink's schema events, which upsert-kafka records never carry"},
+		{key: "scan.only.deserialize.captured.tables.changelog.enabled", val: boolValue{&s.OnlyDeserializeCaptured},
+			asIs: "ingest decodes the row events of captured tables only, whatever the value"},
+		{key: "scan.incremental.snapshot.unbounded-chunk-first.enabled", val: boolValue{&s.UnboundedChunkFirst}, def: "false",
+			asIs: "every chunk, the open-ended last one included, is read in pieces of at most twice " +
+				"scan.incremental.snapshot.chunk.size rows, and the order of chunks changes no record"},
 	}
 }
 
@@ -82,8 +96,8 @@ func sourceOptions(s *Source) []option {
 func sinkOptions(s *Sink) []option {
 	const maxInt = math.MaxInt32
 	return []option{
-		{key: "type", val: stringValue{&s.Type}, required: true},
-		{key: "name", val: stringValue{&s.Name}},
+		{key: "type", val: stringValue{&s.Type}, required: true, asIs: typeChecked},
+		{key: "name", val: stringValue{&s.Name}, asIs: label},
 		{key: "topic", val: stringValue{&s.Topic}},
 		{key: "sink.delivery-guarantee", val: enum(&s.DeliveryGuarantee,
 			DeliveryNone, DeliveryAtLeastOnce, DeliveryExactlyOnce), def: "at-least-once"},
@@ -126,7 +140,7 @@ func transformOptions(t *Transform) []option {
 	return []option{
 		{key: "source-table", val: stringValue{&t.SourceTable}, required: true},
 		{key: "primary-keys", val: keysValue{&t.PrimaryKeys}},
-		{key: "description", val: stringValue{&t.Description}},
+		{key: "description", val: stringValue{&t.Description}, asIs: label},
 	}
 }
 
@@ -135,9 +149,9 @@ func settingsOptions(p *Settings) []option {
 	return []option{
 		{key: "name", val: stringValue{&p.Name}},
 		{key: "parallelism", val: intValue{&p.Parallelism, 1, 1024}, def: "1"},
-		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}},
+		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}, asIs: localTimeZoneAsIs},
 		{key: "schema.change.behavior", val: enum(&p.SchemaChangeBehavior,
-			SchemaEvolve, SchemaIgnore, SchemaException), def: "EVOLVE"},
+			SchemaEvolve, SchemaTryEvolve, SchemaLenient, SchemaIgnore, SchemaException), def: "EVOLVE"},
 		{key: "route-mode", val: enum(&p.RouteMode, route.AllMatch, route.FirstMatch), def: "ALL_MATCH"},
 	}
 }
@@ -167,13 +181,12 @@ var sourceRefused = []refusal{
 	{"scan.startup.specific-offset.skip-events", "is not supported yet"},
 	{"scan.startup.specific-offset.skip-rows", "is not supported yet"},
 	{"metadata.list", "is not supported: records carry the row's columns only (spec/OUTPUT.md)"},
+	{"metadata-column.include-list", "is not supported: records carry the row's columns only (docs/output.md), not metadata columns; remove it"},
 	{"use.legacy.json.format", "is not supported: JSON columns are written as spec/OUTPUT.md says"},
 	{"schema-change.enabled", flinkOnly},
 	{"scan.incremental.close-idle-reader.enabled", flinkOnly},
 	{"scan.incremental.snapshot.backfill.skip", flinkOnly},
-	{"scan.incremental.snapshot.unbounded-chunk-first.enabled", flinkOnly},
 	{"scan.parse.online.schema.changes.enabled", "is not supported yet"},
-	{"include-comments.enabled", flinkOnly},
 	{"chunk-meta.group.size", flinkOnly},
 	{"chunk-key.even-distribution.factor.upper-bound", flinkOnly},
 	{"chunk-key.even-distribution.factor.lower-bound", flinkOnly},
@@ -222,6 +235,15 @@ func refusedReason(list []refusal, key string) string {
 	}
 	return ""
 }
+
+// Reasons of asIs options.
+const (
+	typeChecked = "the loader checks it: ingest has one source and one sink type"
+	label       = "a label for people; ingest shows it in plan only"
+
+	localTimeZoneAsIs = "ingest has no transform expressions, and TIMESTAMP values are written as UTC instants " +
+		"(docs/output.md), as Flink CDC 3.3+ writes them whatever this zone"
+)
 
 // keys returns the option names of opts, for suggestions.
 func keys(opts []option) []string {

@@ -15,6 +15,8 @@ var rules = []func(*loader){
 	checkSpecificOffset,
 	checkTimestampStartup,
 	checkServerIDRange,
+	checkHeartbeat,
+	checkPoolSize,
 	checkBufferFlush,
 	checkTopicSettings,
 	checkTransactionOptions,
@@ -124,6 +126,31 @@ func checkServerIDRange(l *loader) {
 	if n < want {
 		l.at(p, "has %s but pipeline.parallelism is %d: each snapshot reader reads the binlog with its own server id, so give a range of at least %d ids, such as %d-%d",
 			plural(n, "id"), want, want, l.def.Source.ServerID.Start, uint64(l.def.Source.ServerID.Start)+uint64(want)-1)
+	}
+}
+
+// checkHeartbeat refuses heartbeat.interval 0, which is Debezium's "off": ingest needs
+// the server's heartbeats to tell a silent connection from a dead one, and to move the
+// stored position on while only tables it does not capture change.
+func checkHeartbeat(l *loader) {
+	const p = "source.heartbeat.interval"
+	if l.isSet(p) && l.usable(p) && l.def.Source.HeartbeatInterval == 0 {
+		l.at(p, "0 (no heartbeats) is not supported: ingest needs the server's heartbeats to notice a dead connection "+
+			"and to move the position on while only tables it does not capture change; give a duration such as 30s (the default)")
+	}
+}
+
+// checkPoolSize: connection.pool.size bounds the connection pool. The snapshot's pool holds
+// up to pipeline.parallelism + 2 connections (its readers, the
+// planner and the hand-off: cdc/snapshot/config.go), so a smaller bound cannot be kept.
+func checkPoolSize(l *loader) {
+	const p = "source.connection.pool.size"
+	if !l.isSet(p) || !l.usable(p, "pipeline.parallelism") {
+		return
+	}
+	if need := l.def.Pipeline.Parallelism + 2; l.def.Source.ConnectionPoolSize < need {
+		l.at(p, "is %d, but the snapshot's connection pool holds pipeline.parallelism + 2 = %d connections; raise it to %d or lower pipeline.parallelism",
+			l.def.Source.ConnectionPoolSize, need, need)
 	}
 }
 

@@ -256,3 +256,49 @@ func (v headersValue) get() string {
 	}
 	return strings.Join(parts, ";")
 }
+
+// chunkKeysValue is scan.incremental.snapshot.chunk.key-column in Flink CDC's pipeline
+// form, table-pattern:column entries separated by ';' ("app.orders:id;app.log_\.*:seq"),
+// or, as an ingest extension, a single column name for every table.
+type chunkKeysValue struct{ p *[]ChunkKey }
+
+func (v chunkKeysValue) set(s string) error {
+	var keys []ChunkKey
+	entries := strings.Split(s, ";")
+	for _, entry := range entries {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		parts := strings.Split(entry, ":")
+		switch {
+		case len(parts) == 1 && len(entries) == 1:
+			keys = append(keys, ChunkKey{Column: entry})
+			continue
+		case len(parts) != 2 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "":
+			return &valueError{msg: "must be table-pattern:column entries separated by ';', such as app.orders:id;app.log_\\.*:seq",
+				hint: fmt.Sprintf("; %q is not one", entry)}
+		}
+		sel, err := route.ParseSelector(strings.TrimSpace(parts[0]))
+		if err != nil {
+			return &valueError{msg: "has an invalid table pattern", hint: fmt.Sprintf(" in %q: %v", entry, err)}
+		}
+		keys = append(keys, ChunkKey{Tables: sel, Column: strings.TrimSpace(parts[1])})
+	}
+	if len(keys) == 0 {
+		return errors.New("must name a column, or table-pattern:column entries separated by ';'")
+	}
+	*v.p = keys
+	return nil
+}
+
+func (v chunkKeysValue) get() string {
+	parts := make([]string, len(*v.p))
+	for i, k := range *v.p {
+		parts[i] = k.Column
+		if k.Tables != nil {
+			parts[i] = k.Tables.String() + ":" + k.Column
+		}
+	}
+	return strings.Join(parts, ";")
+}

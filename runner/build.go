@@ -106,6 +106,20 @@ func sourceConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (cdc.C
 	return cfg, nil
 }
 
+// chunkKeys returns the snapshot's chunk key columns of each table
+// (scan.incremental.snapshot.chunk.key-column), or nil when the option is not set.
+func chunkKeys(s *pipeline.Source) func(change.TableID) []string {
+	if len(s.ChunkKeyColumns) == 0 {
+		return nil
+	}
+	return func(id change.TableID) []string {
+		if col, ok := s.ChunkKeyColumn(id.DB, id.Table); ok {
+			return []string{col}
+		}
+		return nil
+	}
+}
+
 func specificOffset(s pipeline.Source) (cdc.Position, error) {
 	if s.SpecificOffsetGTIDSet != "" {
 		pos, err := cdc.ParsePosition(s.SpecificOffsetGTIDSet)

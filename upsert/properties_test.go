@@ -3,7 +3,9 @@ package upsert
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,9 +140,9 @@ func TestPropertiesErrors(t *testing.T) {
 		want  string
 	}{
 		{"no servers", map[string]string{}, "properties.bootstrap.servers: required"},
-		{"unknown", props("lingerr.ms", "5"), "properties.lingerr.ms: unknown Kafka producer option; supported: acks, bootstrap.servers"},
-		{"batch size", props("batch.size", "16384"), "properties.batch.size: not supported here (batches fill up to max.request.size"},
-		{"no meaning", props("partitioner.class", "x"), "properties.partitioner.class: not supported here (the partitioner is always"},
+		{"unknown", props("lingerr.ms", "5"), "properties.lingerr.ms: unknown Kafka producer option; supported: acks, allow.auto.create.topics, bootstrap.servers"},
+		{"batch size", props("batch.size", "16384"), "properties.batch.size has no equivalent: batches are bounded by linger.ms and max.request.size"},
+		{"no meaning", props("partitioner.class", "x"), "properties.partitioner.class is not used: records are partitioned by murmur2"},
 		{"transactional id", props("transactional.id", "x"), "sink.transactional-id-prefix"},
 		{"bad acks", props("acks", "2"), `properties.acks: invalid value "2"`},
 		{"bad linger", props("linger.ms", "-1"), `properties.linger.ms: invalid value "-1"`},
@@ -148,11 +150,11 @@ func TestPropertiesErrors(t *testing.T) {
 		{"bad protocol", props("security.protocol", "TLS"), `security.protocol: invalid value "TLS"`},
 		{"idempotence needs acks all", props("acks", "1", "enable.idempotence", "true"), "needs acks=all"},
 		{"inflight with idempotence", props("max.in.flight.requests.per.connection", "6"), "at most 5"},
-		{"sasl without protocol", props("sasl.mechanism", "PLAIN"), "properties.sasl.*: set, but security.protocol is PLAINTEXT"},
+		{"sasl without protocol", props("sasl.mechanism", "PLAIN"), "properties.sasl.mechanism: sasl.* options are set, but security.protocol is PLAINTEXT"},
 		{"ssl without protocol", props("security.protocol", "SASL_PLAINTEXT", "ssl.truststore.location", "/x",
-			"sasl.mechanism", "PLAIN", "sasl.username", "u"), "properties.ssl.*: set, but security.protocol is SASL_PLAINTEXT"},
+			"sasl.mechanism", "PLAIN", "sasl.username", "u"), "properties.ssl.truststore.location: ssl.* options are set, but security.protocol is SASL_PLAINTEXT"},
 		{"no mechanism", props("security.protocol", "SASL_SSL", "sasl.jaas.config", secret), "GSSAPI"},
-		{"gssapi", props("security.protocol", "SASL_SSL", "sasl.mechanism", "GSSAPI", "sasl.username", "u"), `unsupported value "GSSAPI"`},
+		{"gssapi", props("security.protocol", "SASL_SSL", "sasl.mechanism", "GSSAPI", "sasl.username", "u"), `properties.sasl.mechanism: invalid value "GSSAPI": valid: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512`},
 		{"module mismatch", props("security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN",
 			"sasl.jaas.config", `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="`+secret+`";`),
 			"does not fit sasl.mechanism PLAIN"},
@@ -174,12 +176,12 @@ func TestPropertiesErrors(t *testing.T) {
 		{"missing truststore", props("security.protocol", "SSL", "ssl.truststore.location", "/nonexistent/t.jks"),
 			"properties.ssl.truststore.location: open /nonexistent/t.jks"},
 		{"bad store type", props("security.protocol", "SSL", "ssl.truststore.location", "properties_test.go",
-			"ssl.truststore.type", "BKS"), `unsupported store type "BKS"`},
+			"ssl.truststore.type", "BKS"), `properties.ssl.truststore.type: invalid value "BKS": valid: PEM, JKS, PKCS12`},
 		{"bad endpoint algorithm", props("security.protocol", "SSL", "ssl.endpoint.identification.algorithm", "ldaps"),
-			`unsupported value "ldaps"`},
-		{"bad tls version", props("security.protocol", "SSL", "ssl.enabled.protocols", "TLSv1.1"), `unsupported protocol "TLSv1.1"`},
+			`properties.ssl.endpoint.identification.algorithm: invalid value "ldaps"`},
+		{"bad tls version", props("security.protocol", "SSL", "ssl.enabled.protocols", "TLSv1.1"), `properties.ssl.enabled.protocols: invalid value "TLSv1.1"`},
 		{"bad bool", props("enable.idempotence", "yes"), `invalid value "yes"`},
-		{"secret value not printed", props("ssl.truststore.password", secret), "properties.ssl.*: set"},
+		{"secret value not printed", props("ssl.truststore.password", secret), "properties.ssl.truststore.password: ssl.* options are set"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -360,5 +362,136 @@ func TestCheckProperties(t *testing.T) {
 		if err := CheckProperties(bad); err == nil {
 			t.Errorf("CheckProperties(%v) passed", bad)
 		}
+	}
+}
+
+// probeContext are options some numeric properties need beside them to be valid at all.
+var probeContext = map[string][]string{
+	"max.in.flight.requests.per.connection": {"acks", "1"},
+}
+
+// applyOpts are the franz-go options of every client that apply builds from p: the sink's
+// producer under each delivery guarantee, and the plain clients (state reader, plan, tail).
+func applyOpts(p *Properties) map[string][]kgo.Opt {
+	all := map[string][]kgo.Opt{"plain": append(p.ClientOpts(), p.ProducerOpts()...)}
+	for g := AtLeastOnce; g <= None; g++ {
+		s := &Sink{cfg: Config{Properties: p, Guarantee: g, TransactionalID: "ingest-test"}}
+		all[g.String()] = s.clientOpts()
+	}
+	return all
+}
+
+// TestNumbersAgreeWithClient: the bounds of every numeric property are values that franz-go
+// accepts in every client apply makes, and the values just outside them are refused by
+// ParseProperties, so that validate refuses no less than apply.
+func TestNumbersAgreeWithClient(t *testing.T) {
+	for key, n := range numbers {
+		for _, v := range []int64{n.lo, n.hi} {
+			p, err := ParseProperties(props(append(probeContext[key], key, strconv.FormatInt(v, 10))...))
+			if err != nil {
+				t.Errorf("%s=%d is within its bounds but refused: %v", key, v, err)
+				continue
+			}
+			for client, opts := range applyOpts(p) {
+				if err := kgo.ValidateOpts(opts...); err != nil {
+					t.Errorf("%s=%d: franz-go refuses the %s client: %v", key, v, client, err)
+				}
+			}
+		}
+		for _, v := range []int64{n.lo - 1, n.hi + 1} {
+			_, err := ParseProperties(props(append(probeContext[key], key, strconv.FormatInt(v, 10))...))
+			var pe *PropertyError
+			if !errors.As(err, &pe) || pe.Key != key || pe.Kind != PropertyValue {
+				t.Errorf("%s=%d is outside its bounds: got %v, want a value error", key, v, err)
+			}
+		}
+	}
+}
+
+// TestApplyRefusalsAtValidate: the settings that validate used to pass and apply refused
+// (kgo.NewClient) are refused by the offline check, at their option. The bounds of numbers
+// are not arbitrary: without them the client's own validation refuses the same values, and
+// finish reports that too.
+func TestApplyRefusalsAtValidate(t *testing.T) {
+	for _, tc := range []struct{ key, value string }{
+		{"connections.max.idle.ms", "50"},
+		{"metadata.max.age.ms", "100"},
+		{"linger.ms", "120000"},
+		{"request.timeout.ms", "50"},
+		{"delivery.timeout.ms", "500"},
+		{"max.request.size", "1073741824"},
+		{"client.id", strings.Repeat("x", 257)},
+	} {
+		for name, check := range map[string]func(map[string]string) error{
+			"offline": CheckProperties,
+			"apply":   func(m map[string]string) error { _, err := ParseProperties(m); return err },
+		} {
+			err := check(props(tc.key, tc.value))
+			var pe *PropertyError
+			if !errors.As(err, &pe) || pe.Key != tc.key {
+				t.Errorf("%s: %s=%s: got %v, want an error at the option", name, tc.key, tc.value, err)
+			}
+		}
+		n, ok := numbers[tc.key]
+		if !ok {
+			continue
+		}
+		p := &Properties{MaxRequestSize: DefaultMaxRequestSize, offline: true, Brokers: []string{"127.0.0.1:9092"}}
+		v, _ := strconv.ParseInt(tc.value, 10, 64)
+		n.set(p, v) // past the bounds
+		if err := p.finish(); err == nil || !strings.Contains(err.Error(), "the Kafka client refuses") {
+			t.Errorf("%s=%s without the bounds: finish returned %v, want franz-go's refusal", tc.key, tc.value, err)
+		}
+	}
+}
+
+func TestSSLProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, enabled string
+		min, max          uint16
+		err               string
+	}{
+		{"TLSv1.2", "", tls.VersionTLS12, tls.VersionTLS12, ""},
+		{"TLSv1.3", "", tls.VersionTLS12, tls.VersionTLS13, ""},
+		{"TLS", "", tls.VersionTLS12, tls.VersionTLS13, ""},
+		{"TLSv1.2", "TLSv1.3", 0, 0, "properties.ssl.protocol: TLSv1.2 allows none of the versions"},
+		{"SSLv3", "", 0, 0, `properties.ssl.protocol: invalid value "SSLv3": valid: TLS, TLSv1.2, TLSv1.3`},
+	} {
+		m := props("security.protocol", "SSL", "ssl.protocol", tc.protocol)
+		if tc.enabled != "" {
+			m["ssl.enabled.protocols"] = tc.enabled
+		}
+		p, err := ParseProperties(m)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: got %v, want %q", m, err, tc.err)
+			}
+			if CheckProperties(m) == nil {
+				t.Errorf("%v: the offline check passes what apply refuses", m)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		if p.TLS.MinVersion != tc.min || p.TLS.MaxVersion != tc.max {
+			t.Errorf("%v: TLS versions %x-%x, want %x-%x", m, p.TLS.MinVersion, p.TLS.MaxVersion, tc.min, tc.max)
+		}
+	}
+	if err := CheckProperties(props("ssl.protocol", "TLSv1.2")); err == nil {
+		t.Error("ssl.protocol without security.protocol SSL passed")
+	}
+}
+
+func TestAllowAutoCreateTopics(t *testing.T) {
+	p, err := ParseProperties(props("allow.auto.create.topics", "FALSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AllowAutoCreateTopics == nil || *p.AllowAutoCreateTopics {
+		t.Errorf("AllowAutoCreateTopics = %v, want false", p.AllowAutoCreateTopics)
+	}
+	if _, err := ParseProperties(props("allow.auto.create.topics", "no")); err == nil {
+		t.Error("allow.auto.create.topics: no passed")
 	}
 }

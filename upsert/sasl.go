@@ -30,23 +30,23 @@ const (
 // Errors never quote the credentials.
 func saslMechanism(mechanism, jaas, user, pass string) (sasl.Mechanism, error) {
 	if mechanism == "" {
-		return nil, errors.New("properties.sasl.mechanism: not set; the Java default GSSAPI (Kerberos) is not supported, use one of " +
+		return nil, errors.New("sasl.mechanism is not set; the Java default GSSAPI (Kerberos) is not supported, use one of " +
 			strings.Join(saslMechanisms, ", "))
 	}
 	if jaas != "" {
 		if user != "" || pass != "" {
-			return nil, errors.New("properties.sasl.jaas.config: give either it or sasl.username and sasl.password, not both")
+			return nil, errors.New("give either sasl.jaas.config or sasl.username and sasl.password, not both")
 		}
 		cfg, err := parseJAAS(jaas)
 		if err != nil {
-			return nil, fmt.Errorf("properties.sasl.jaas.config: %w", err)
+			return nil, err
 		}
 		if user, pass, err = cfg.credentials(mechanism); err != nil {
-			return nil, fmt.Errorf("properties.sasl.jaas.config: %w", err)
+			return nil, err
 		}
 	}
 	if user == "" {
-		return nil, fmt.Errorf("properties.sasl.mechanism %s needs a username: set sasl.jaas.config (or sasl.username and sasl.password)", mechanism)
+		return nil, fmt.Errorf("sasl.mechanism %s needs a username: set sasl.jaas.config (or sasl.username and sasl.password)", mechanism)
 	}
 	switch mechanism {
 	case "PLAIN":
@@ -56,7 +56,7 @@ func saslMechanism(mechanism, jaas, user, pass string) (sasl.Mechanism, error) {
 	case "SCRAM-SHA-512":
 		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 	}
-	return nil, fmt.Errorf("properties.sasl.mechanism: unsupported value %q; supported: %s", mechanism, strings.Join(saslMechanisms, ", "))
+	return nil, fmt.Errorf("sasl.mechanism: unsupported value %q; supported: %s", mechanism, strings.Join(saslMechanisms, ", "))
 }
 
 // credentials checks that the login module fits the mechanism and returns its username and

@@ -19,11 +19,12 @@ type tlsProps struct {
 	endpointAlgorithm                                 string
 	endpointSet                                       bool
 	protocols                                         []string
+	protocol                                          string // ssl.protocol
 }
 
 // any reports whether any ssl.* option is set.
 func (tp *tlsProps) any() bool {
-	return tp.endpointSet || len(tp.protocols) > 0 || tp.trustLocation != "" || tp.trustType != "" ||
+	return tp.endpointSet || len(tp.protocols) > 0 || tp.protocol != "" || tp.trustLocation != "" || tp.trustType != "" ||
 		tp.trustPassword != "" || tp.trustPEM != "" || tp.keyLocation != "" || tp.keyType != "" ||
 		tp.keyPassword != "" || tp.keyKeyPassword != "" || tp.keyPEMChain != "" || tp.keyPEMKey != ""
 }
@@ -61,18 +62,28 @@ func (tp *tlsProps) tlsConfig() (*tls.Config, error) {
 
 var tlsVersions = map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
 
+// versions sets the TLS version range: ssl.enabled.protocols (TLSv1.2 and TLSv1.3 by
+// default), capped at TLS 1.2 by ssl.protocol TLSv1.2 as Java's SSLContext of that protocol
+// is.
 func (tp *tlsProps) versions(cfg *tls.Config) error {
-	if len(tp.protocols) == 0 {
-		return nil
-	}
-	cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS13, tls.VersionTLS12
-	for _, p := range tp.protocols {
-		v, ok := tlsVersions[strings.TrimSpace(p)]
-		if !ok {
-			return fmt.Errorf("properties.ssl.enabled.protocols: unsupported protocol %q; supported: TLSv1.2, TLSv1.3", p)
+	lo, hi := uint16(tls.VersionTLS12), uint16(tls.VersionTLS13)
+	if len(tp.protocols) > 0 {
+		lo, hi = tls.VersionTLS13, tls.VersionTLS12
+		for _, p := range tp.protocols {
+			v, ok := tlsVersions[strings.TrimSpace(p)]
+			if !ok {
+				return fmt.Errorf("properties.ssl.enabled.protocols: unsupported protocol %q; supported: TLSv1.2, TLSv1.3", p)
+			}
+			lo, hi = min(lo, v), max(hi, v)
 		}
-		cfg.MinVersion, cfg.MaxVersion = min(cfg.MinVersion, v), max(cfg.MaxVersion, v)
 	}
+	if tp.protocol == "TLSv1.2" {
+		if lo > tls.VersionTLS12 {
+			return errors.New("TLSv1.2 allows none of the versions of ssl.enabled.protocols (TLSv1.3); use ssl.protocol TLSv1.3 or enable TLSv1.2")
+		}
+		hi = tls.VersionTLS12
+	}
+	cfg.MinVersion, cfg.MaxVersion = lo, hi
 	return nil
 }
 

@@ -55,18 +55,25 @@ var properties = []property{
 	{"tlsVersions", checkVersions},
 	{"enabledTLSProtocols", checkVersions}, // Connector/J's older name of tlsVersions
 	{"serverSslCert", checkURL},            // MariaDB Connector/J's name: a PEM CA file
-	// Accepted because ingest already behaves so: it reads text in each column's own
-	// character set and writes UTF-8 (utf8mb4), which is what these ask of Connector/J.
+	// Accepted because ingest always does what they ask, with these values: it reads text in
+	// each column's own character set and writes UTF-8 (utf8mb4); writes zero dates as null
+	// (docs/output.md); reads TIMESTAMP as UTC instants in both phases, whatever the server's
+	// zone (so any serverTimezone is what a correct one asks); lets its MySQL clients fetch
+	// the server's RSA key when caching_sha2_password needs it without TLS; and reads table
+	// metadata from information_schema.
 	{"characterEncoding", checkUTF8},
-	{"useUnicode", checkTrue},
+	{"useUnicode", checkTrue("ingest always reads text as Unicode")},
+	{"zeroDateTimeBehavior", checkZeroDates},
+	{"serverTimezone", nil},
+	{"connectionTimeZone", nil},
+	{"allowPublicKeyRetrieval", checkTrue("ingest's MySQL clients fetch the server's RSA key when caching_sha2_password needs it without TLS")},
+	{"useInformationSchema", checkTrue("ingest reads table metadata from information_schema")},
 }
 
 // refused are Connector/J keys with a reason more useful than "not honoured".
 var refused = map[string]string{
 	"tlsCiphersuites":        "is not supported: Go chooses the TLS cipher suites; remove it",
 	"enabledSSLCipherSuites": "is not supported: Go chooses the TLS cipher suites; remove it",
-	"serverTimezone":         "is not honoured: use the source option server-time-zone",
-	"connectionTimeZone":     "is not honoured: use the source option server-time-zone",
 	"connectTimeout":         "is not honoured: use the source option connect.timeout",
 	"user":                   "is not honoured: use the source option username",
 	"password":               "is not honoured: use the source option password",
@@ -151,11 +158,22 @@ func checkBool(s string) error {
 	return err
 }
 
-func checkTrue(s string) error {
-	if b, err := parseBool(s); err != nil || !b {
-		return errors.New("only true is honoured: ingest always reads text as Unicode")
+// checkTrue accepts only true, which is what ingest does (why).
+func checkTrue(why string) func(string) error {
+	return func(s string) error {
+		if b, err := parseBool(s); err != nil || !b {
+			return errors.New("only true is honoured: " + why)
+		}
+		return nil
 	}
-	return nil
+}
+
+func checkZeroDates(s string) error {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "CONVERT_TO_NULL", "CONVERTTONULL":
+		return nil
+	}
+	return errors.New("only CONVERT_TO_NULL is honoured: ingest writes zero dates as null (docs/output.md)")
 }
 
 func checkUTF8(s string) error {

@@ -50,8 +50,9 @@ func TestCheckKey(t *testing.T) {
 		{"enabledTLSProtocols", ""},
 		{"sslmode", "property names are case-sensitive, as in Connector/J (which would ignore this one); write sslMode"},
 		{"TrustCertificateKeyStoreUrl", "write trustCertificateKeyStoreUrl"},
-		{"sslMod", "is not honoured by ingest; the jdbc.properties it honours: characterEncoding,"},
-		{"serverTimezone", "use the source option server-time-zone"},
+		{"sslMod", "is not honoured by ingest; the jdbc.properties it honours: allowPublicKeyRetrieval,"},
+		{"serverTimezone", ""},
+		{"connectTimeout", "use the source option connect.timeout"},
 		{"tlsCiphersuites", "Go chooses the TLS cipher suites"},
 	}
 	for _, tc := range tests {
