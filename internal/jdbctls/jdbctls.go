@@ -59,8 +59,8 @@ var properties = []property{
 	// each column's own character set and writes UTF-8 (utf8mb4); writes zero dates as null
 	// (docs/output.md); reads TIMESTAMP as UTC instants in both phases, whatever the server's
 	// zone (so any serverTimezone is what a correct one asks); lets its MySQL clients fetch
-	// the server's RSA key when caching_sha2_password needs it without TLS; and reads table
-	// metadata from information_schema.
+	// the server's RSA key when caching_sha2_password needs it without TLS (go-mysql and
+	// go-sql-driver both always do); and reads table metadata from information_schema.
 	{"characterEncoding", checkUTF8},
 	{"useUnicode", checkTrue("ingest always reads text as Unicode")},
 	{"zeroDateTimeBehavior", checkZeroDates},
