@@ -21,6 +21,8 @@ source:
   username: cdc
   password: ${secret_values.mysql-password}
   tables: app.\.*
+  jdbc.properties.sslMode: VERIFY_IDENTITY
+  jdbc.properties.trustCertificateKeyStoreUrl: /etc/ingest/mysql-ca.jks
   jdbc.properties.trustCertificateKeyStorePassword: ${secret_values.mysql-password}
 sink:
   type: upsert-kafka
@@ -175,9 +177,9 @@ func TestExitCodes(t *testing.T) {
 		// validate runs the sink's whole check of properties.*, as apply does, at the option:
 		// ssl.* options without SSL.
 		{"validate properties together", []string{"validate", plaintextSSL}, exitInvalid, "",
-			"plaintext.yaml:15:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
+			"plaintext.yaml:17:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
 		{"apply properties together", []string{"apply", plaintextSSL}, exitInvalid, "",
-			"plaintext.yaml:15:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
+			"plaintext.yaml:17:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
 		// The metrics address is bound before anything else: these fail without a server.
 		{"metrics address in use", []string{"apply", good, "--metrics-addr", busy.Addr().String(), "--state", t.TempDir()},
 			exitFailure, "", "--metrics-addr: metrics: listen on " + busy.Addr().String()},
