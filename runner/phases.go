@@ -36,12 +36,12 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 		ph.from = pos
 		ph.schema = stored.Schema
 	}
-	if stored != nil && len(stored.Snapshot) > 0 {
-		var p snapshot.Progress
-		if err := json.Unmarshal(stored.Snapshot, &p); err != nil {
-			return nil, fmt.Errorf("state %s: stored snapshot progress: %w", r.store.Dir(), err)
+	if stored != nil {
+		p, err := progressOf(stored.Snapshot, stored.Chunks)
+		if err != nil {
+			return nil, fmt.Errorf("state %s: %w", r.store.Dir(), err)
 		}
-		ph.progress = &p
+		ph.progress = p
 	}
 	wantSnap := r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
 	switch {

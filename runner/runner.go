@@ -37,9 +37,13 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// Display shows the progress (default: log lines every 30s).
 	Display progress.Display
-	// SaveEvery bounds how often the local store writes a checkpoint (default 200ms); the
-	// last one is always written when the run stops.
+	// SaveEvery bounds how often the local store, and at-least-once the state topic, are
+	// written a checkpoint (default 200ms); the last one is always written when the run
+	// stops.
 	SaveEvery time.Duration
+	// ResetState deletes the pipeline's stored state, in the state directory and in Kafka's
+	// state topic, before the run starts (--reset-state): it then starts as a first run.
+	ResetState bool
 }
 
 // DefaultStateDir is the state directory of a pipeline when --state is not given.
@@ -130,13 +134,15 @@ type run struct {
 	m      *metrics.Metrics
 	routes *routing
 	store  *state.Store
+	id     state.Identity
 	src    cdc.Config
 	snk    upsert.Config
 
 	phases  *phases
-	running bool        // this run got past its start: its failures may be restarted
-	source  *cdc.Source // set by produce before the stream's first batch; then read by forward
-	extras  extraCache  // owned by forward
+	running bool          // this run got past its start: its failures may be restarted
+	source  *cdc.Source   // set by produce before the stream's first batch; then read by forward
+	chunks  chunkParts    // owned by forward
+	handoff *upsert.State // the state stored while the hand-off filters; owned by forward
 	display progress.Display
 	status  status
 
@@ -173,9 +179,13 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 		return nil, err
 	}
 	r.snk.Acked = r.acked
+	r.snk.StateInterval = opts.SaveEvery
 	r.snk.Written = (&written{m: r.m, count: &r.status.records}).observe
-	id := state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
-	if r.store, err = state.Open(opts.StateDir, id); err != nil {
+	r.id = state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
+	if r.snk.Identity, err = json.Marshal(r.id); err != nil {
+		return nil, err
+	}
+	if r.store, err = state.Open(opts.StateDir, r.id); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -283,24 +293,26 @@ func (r *run) sinkContext(ctx context.Context, sinkDone <-chan struct{}) (contex
 }
 
 // startCheckpoint returns the stored checkpoint: from Kafka with exactly-once (the sink's
-// Start fences any zombie and reads it with read_committed), else from the local store.
+// Start fences any zombie and reads it with read_committed), else from the local store,
+// or from Kafka's copy when the state directory has none (see resumeState).
 func (r *run) startCheckpoint(ctx context.Context, sink *upsert.Sink) (*state.Checkpoint, error) {
-	cp, err := sink.Start(ctx)
+	kafka, err := sink.Start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if r.exactlyOnce() {
-		if cp == nil || (len(cp.Position) == 0 && len(cp.Progress) == 0) {
-			return nil, nil
+	if r.opts.ResetState {
+		return nil, r.resetState(ctx, sink)
+	}
+	if err := r.checkStoredIdentity(sink.StoredIdentity()); err != nil {
+		return nil, err
+	}
+	var local *state.Checkpoint
+	if !r.exactlyOnce() {
+		if local, err = r.store.Load(); err != nil {
+			return nil, err
 		}
-		stored, err := checkpointOf(cp.Position, cp.Progress)
-		return &stored, err
 	}
-	stored, err := r.store.Load()
-	if stored != nil {
-		r.log.Info("resuming from the stored state", "position", stored.Position, "snapshot", len(stored.Snapshot) > 0)
-	}
-	return stored, err
+	return r.resumeState(local, kafka)
 }
 
 // stopAt sets, with UntilCaughtUp, the position where the stream stops: the server's
@@ -358,10 +370,7 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		if handoff == nil {
 			in := upsert.Input{Batch: b}
 			if b.End {
-				var err error
-				if in.Progress, err = r.extras.encode(nil, r.source.SchemaHistory()); err != nil {
-					return err
-				}
+				in.State.Schema = r.source.SchemaHistory()
 			}
 			if !send(true, in) {
 				return nil
@@ -424,21 +433,19 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 	if err != nil {
 		return upsert.Input{}, err
 	}
-	js, err := json.Marshal(p)
+	head, chunks, err := r.chunks.parts(&p)
 	if err != nil {
 		return upsert.Input{}, err
 	}
-	if js, err = json.Marshal(extra{Snapshot: js}); err != nil {
-		return upsert.Input{}, err
-	}
 	b.Position = nil
-	return upsert.Input{Batch: b, Progress: js}, nil
+	return upsert.Input{Batch: b, State: upsert.State{Snapshot: head, Chunks: chunks}}, nil
 }
 
 // filterHeld filters a held stream transaction through the hand-off and returns its inputs,
 // and whether the hand-off is finished. Until the stream has passed every chunk's high
 // watermark, the finished snapshot progress is stored with each position, so that a restart
-// filters the same way.
+// filters the same way: its parts are encoded once (the snapshot is over, its progress no
+// longer changes), and the sink writes only the position and a changed schema history.
 func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change.Batch) ([]upsert.Input, bool, error) {
 	end := held[len(held)-1]
 	pos, err := cdc.ParsePosition(string(end.Position))
@@ -446,11 +453,17 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 		return nil, false, fmt.Errorf("stream position %q: %w", end.Position, err)
 	}
 	done := h.Done(pos)
-	var progress []byte
+	var st upsert.State
 	if !done {
-		if progress, err = json.Marshal(r.phases.snap.Progress()); err != nil {
-			return nil, false, err
+		if r.handoff == nil {
+			p := r.phases.snap.Progress()
+			head, chunks, err := r.chunks.parts(&p)
+			if err != nil {
+				return nil, false, err
+			}
+			r.handoff = &upsert.State{Snapshot: head, Chunks: chunks}
 		}
+		st = *r.handoff
 	} else {
 		r.log.Info("the binlog stream has passed the snapshot; hand-off finished", "position", pos.String())
 	}
@@ -462,9 +475,8 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 		}
 		inputs[i] = upsert.Input{Batch: kept}
 	}
-	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory()); err != nil {
-		return nil, false, err
-	}
+	st.Schema = r.source.SchemaHistory()
+	inputs[len(inputs)-1].State = st
 	return inputs, done, nil
 }
 
@@ -511,7 +523,7 @@ func (r *run) saveLast() error {
 	if cp == nil {
 		return nil
 	}
-	stored, err := checkpointOf(cp.Position, cp.Progress)
+	stored, err := checkpointOf(*cp)
 	if err == nil {
 		err = r.store.Save(stored)
 	}
