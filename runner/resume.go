@@ -38,7 +38,7 @@ func (r *run) resumeState(local *state.Checkpoint, kafka *upsert.Checkpoint) (*s
 	if !r.exactlyOnce() {
 		r.log.Warn("the state directory holds no checkpoint, but the state topic does: resuming from the copy in Kafka "+
 			"(to start afresh instead, run apply with --reset-state)",
-			"state", r.store.Dir(), "topic", r.snk.StateTopic, "position", cp.Position, "snapshot", len(cp.Snapshot) > 0)
+			"state", r.store.Dir(), "topic", r.stateTopic(), "position", cp.Position, "snapshot", len(cp.Snapshot) > 0)
 	}
 	return &cp, nil
 }
@@ -53,7 +53,7 @@ func (r *run) checkStoredIdentity(b []byte) error {
 	}
 	var id state.Identity
 	if err := json.Unmarshal(b, &id); err != nil {
-		return fmt.Errorf("state topic %s: identity of %s: %w", r.snk.StateTopic, r.id.Pipeline, err)
+		return fmt.Errorf("state topic %s: identity of %s: %w", r.stateTopic(), r.id.Pipeline, err)
 	}
 	if id == r.id {
 		return nil
@@ -62,7 +62,7 @@ func (r *run) checkStoredIdentity(b []byte) error {
 		"a pipeline's state is keyed by pipeline.name. Choose: give this pipeline another pipeline.name; "+
 		"or put back the source and tables of that state; or, to start this pipeline afresh over that state "+
 		"(a new snapshot; records of keys deleted meanwhile stay in the topics), run apply once with --reset-state",
-		r.snk.StateTopic, id.Pipeline, id.Source, id.Tables, r.id.Source, r.id.Tables)
+		r.stateTopic(), id.Pipeline, id.Source, id.Tables, r.id.Source, r.id.Tables)
 }
 
 // resetState deletes the stored state (--reset-state), once: an in-process restart
@@ -75,6 +75,14 @@ func (r *run) resetState(ctx context.Context, sink *upsert.Sink) error {
 		return err
 	}
 	r.opts.ResetState = false
-	r.log.Warn("the stored state was deleted (--reset-state): starting afresh", "state", r.store.Dir(), "topic", r.snk.StateTopic)
+	r.log.Warn("the stored state was deleted (--reset-state): starting afresh", "state", r.store.Dir(), "topic", r.stateTopic())
 	return nil
+}
+
+// stateTopic is the sink's state topic.
+func (r *run) stateTopic() string {
+	if r.snk.StateTopic != "" {
+		return r.snk.StateTopic
+	}
+	return upsert.DefaultStateTopic
 }
