@@ -455,15 +455,9 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 	done := h.Done(pos)
 	var st upsert.State
 	if !done {
-		if r.handoff == nil {
-			p := r.phases.snap.Progress()
-			head, chunks, err := r.chunks.parts(&p)
-			if err != nil {
-				return nil, false, err
-			}
-			r.handoff = &upsert.State{Snapshot: head, Chunks: chunks}
+		if st, err = r.handoffState(); err != nil {
+			return nil, false, err
 		}
-		st = *r.handoff
 	} else {
 		r.log.Info("the binlog stream has passed the snapshot; hand-off finished", "position", pos.String())
 	}
@@ -478,6 +472,20 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 	st.Schema = r.source.SchemaHistory()
 	inputs[len(inputs)-1].State = st
 	return inputs, done, nil
+}
+
+// handoffState is the state stored with the positions of the hand-off: the finished
+// snapshot's progress, split into its parts once.
+func (r *run) handoffState() (upsert.State, error) {
+	if r.handoff == nil {
+		p := r.phases.snap.Progress()
+		head, chunks, err := r.chunks.parts(&p)
+		if err != nil {
+			return upsert.State{}, err
+		}
+		r.handoff = &upsert.State{Snapshot: head, Chunks: chunks}
+	}
+	return *r.handoff, nil
 }
 
 // acked is the sink's report of an acknowledged (or committed) checkpoint.

@@ -108,3 +108,15 @@ func resetRecords(topic string, partition int32, st *StoredState) []*kgo.Record 
 	}
 	return recs
 }
+
+// StateEncoder gives the state records a sink writes for a sequence of checkpoints, from
+// an empty state topic (benchmarks and tools).
+type StateEncoder struct{ w *stateWriter }
+
+// NewStateEncoder returns a StateEncoder for pipeline's records in topic.
+func NewStateEncoder(pipeline, topic string) *StateEncoder {
+	return &StateEncoder{w: newStateWriter(&Config{Pipeline: pipeline, StateTopic: topic}, 0, &StoredState{})}
+}
+
+// Encode returns the records that store cp after the earlier checkpoints given.
+func (e *StateEncoder) Encode(cp *Checkpoint) []*kgo.Record { return e.w.records(cp) }

@@ -31,6 +31,7 @@ type app struct {
 	logFormat     string
 	stateDir      string
 	untilCaughtUp bool
+	resetState    bool
 	metricsAddr   string
 	output        string
 	offline       bool
@@ -175,6 +176,7 @@ func (a *app) applyCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&a.stateDir, "state", "", "`DIR` that holds the pipeline's position and lock")
 	f.BoolVar(&a.untilCaughtUp, "until-caught-up", false, "run the snapshot if one is due and the binlog up to the position of the start, then exit 0")
+	f.BoolVar(&a.resetState, "reset-state", false, "delete the pipeline's stored state (state directory and Kafka's state topic) and start afresh; for one run")
 	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve metrics on `HOST:PORT`")
 	return cmd
 }
