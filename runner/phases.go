@@ -11,6 +11,7 @@ import (
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/state"
+	"github.com/ingestkit/ingest/upsert"
 )
 
 // phases is where a run starts and what it does: an initial snapshot (fresh or resumed),
@@ -94,9 +95,10 @@ func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
 }
 
 // begin stores the snapshot's starting progress before any chunk is read, so that a crash
-// before the first stored chunk still resumes with tombstones for keys deleted meanwhile.
+// before the first stored chunk still resumes with tombstones for keys deleted meanwhile;
+// in the state topic too, should the state directory be lost with the crash.
 // With exactly-once nothing uncommitted is visible, so there is nothing to store.
-func (r *run) begin(ctx context.Context, ph *phases) error {
+func (r *run) begin(ctx context.Context, ph *phases, sink *upsert.Sink) error {
 	if !ph.runSnap || ph.progress != nil || r.exactlyOnce() {
 		return nil
 	}
@@ -108,7 +110,10 @@ func (r *run) begin(ctx context.Context, ph *phases) error {
 	if err != nil {
 		return err
 	}
-	return r.store.Save(state.Checkpoint{Snapshot: b})
+	if err := r.store.Save(state.Checkpoint{Snapshot: b}); err != nil {
+		return err
+	}
+	return sink.StoreState(ctx, upsert.Checkpoint{State: upsert.State{Snapshot: b}})
 }
 
 // phasePipe carries the producer's output to the forwarder: the snapshot's batches, then

@@ -217,7 +217,7 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.stopAt(ctx, ph); err != nil {
 		return err
 	}
-	if err := r.begin(ctx, ph); err != nil {
+	if err := r.begin(ctx, ph, sink); err != nil {
 		return err
 	}
 	r.phases, r.running = ph, true

@@ -85,6 +85,20 @@ func (s *Sink) ResetState(ctx context.Context) error {
 	return nil
 }
 
+// StoreState writes cp to the state topic and waits for it, before Run (at-least-once and
+// none: a checkpoint that covers no record yet, such as a snapshot's starting progress).
+// With exactly-once it does nothing: only what a transaction commits is stored.
+func (s *Sink) StoreState(ctx context.Context, cp Checkpoint) error {
+	if s.txn != nil || s.state == nil {
+		return nil
+	}
+	if err := s.cl.ProduceSync(ctx, s.state.records(&cp)...).FirstErr(); err != nil {
+		s.state.forget()
+		return wrap("store state", s.cfg.StateTopic, tableNone, []byte(s.cfg.Pipeline), err)
+	}
+	return nil
+}
+
 // writeState hands the newest acknowledged checkpoint's state records to the client when
 // StateInterval has passed since the last (or force is set). Failures are warnings: the
 // caller's own store has the checkpoint, and the next write writes every part again.
