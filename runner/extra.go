@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/upsert"
@@ -80,5 +81,51 @@ func checkpointOf(cp upsert.Checkpoint) (state.Checkpoint, error) {
 		}
 		return state.Checkpoint{Position: string(cp.Position), Snapshot: e.Snapshot, Schema: e.Schema}, nil
 	}
-	return state.Checkpoint{Position: string(cp.Position), Snapshot: s.Snapshot, Chunks: s.Chunks, Schema: s.Schema}, nil
+	schema := s.Schema
+	if schema == nil && len(s.SchemaParts) > 0 { // read from the state topic
+		parts := make([]cdc.HistoryPart, len(s.SchemaParts))
+		for i, p := range s.SchemaParts {
+			parts[i] = cdc.HistoryPart{Key: p.Key, Value: p.Value}
+		}
+		schema = cdc.JoinHistory(parts)
+	}
+	return state.Checkpoint{Position: string(cp.Position), Snapshot: s.Snapshot, Chunks: s.Chunks, Schema: schema}, nil
+}
+
+// historyParts splits the schema history into the parts the sink stores (one per table),
+// again only when the history changed: it is the same slice until a DDL changes it.
+type historyParts struct {
+	of    []byte
+	parts []upsert.Part
+}
+
+func (h *historyParts) split(history []byte) ([]upsert.Part, error) {
+	if h.of != nil && sameSlice(history, h.of) {
+		return h.parts, nil
+	}
+	parts, err := cdc.SplitHistory(history)
+	if err != nil {
+		return nil, err
+	}
+	h.of, h.parts = history, make([]upsert.Part, len(parts))
+	for i, p := range parts {
+		h.parts[i] = upsert.Part{Key: p.Key, Value: p.Value}
+	}
+	return h.parts, nil
+}
+
+// sameSlice reports whether a and b are the same bytes in memory (or both empty).
+func sameSlice(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return len(a) == len(b) && &a[0] == &b[0]
+}
+
+// schemaState sets the schema history of st, whole and in parts.
+func (r *run) schemaState(st *upsert.State) error {
+	st.Schema = r.source.SchemaHistory()
+	var err error
+	st.SchemaParts, err = r.history.split(st.Schema)
+	return err
 }

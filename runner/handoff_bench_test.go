@@ -20,13 +20,16 @@ func BenchmarkHandoffState(b *testing.B) {
 			p.Done = true
 			r := &run{phases: &phases{snap: snapshot.New(snapshot.Config{Resume: p})}}
 			w := upsert.NewStateEncoder("bench", "__ingest_state")
-			schema := []byte(`{"format":1,"tables":[]}`)
+			schema := []byte(`{"format":1,"tables":[{"db":"d","table":"t","versions":[{"at":"file=b.1:4","shape":{"columns":[{"name":"id","type":"int"}]}}]}]}`)
 			step := func() {
 				st, err := r.handoffState()
 				if err != nil {
 					b.Fatal(err)
 				}
 				st.Schema = schema
+				if st.SchemaParts, err = r.history.split(schema); err != nil {
+					b.Fatal(err)
+				}
 				w.Encode(&upsert.Checkpoint{Position: []byte("file=mariadb-bin.000001:4;mariadb-gtid=0-1-42"), State: st})
 			}
 			step() // the hand-off's first transaction: its chunks are encoded and written once

@@ -142,6 +142,7 @@ type run struct {
 	running bool          // this run got past its start: its failures may be restarted
 	source  *cdc.Source   // set by produce before the stream's first batch; then read by forward
 	chunks  chunkParts    // owned by forward
+	history historyParts  // owned by forward
 	handoff *upsert.State // the state stored while the hand-off filters; owned by forward
 	display progress.Display
 	status  status
@@ -370,7 +371,9 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		if handoff == nil {
 			in := upsert.Input{Batch: b}
 			if b.End {
-				in.State.Schema = r.source.SchemaHistory()
+				if err := r.schemaState(&in.State); err != nil {
+					return err
+				}
 			}
 			if !send(true, in) {
 				return nil
@@ -469,7 +472,9 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 		}
 		inputs[i] = upsert.Input{Batch: kept}
 	}
-	st.Schema = r.source.SchemaHistory()
+	if err := r.schemaState(&st); err != nil {
+		return nil, false, err
+	}
 	inputs[len(inputs)-1].State = st
 	return inputs, done, nil
 }

@@ -26,8 +26,8 @@ const (
 	partPosition = "position"
 	partIdentity = "identity"
 	partSnapshot = "snapshot"
-	partSchema   = "schema"
-	partChunk    = "chunk/" // followed by the chunk's index, zero-padded to chunkDigits
+	partSchema   = "schema/" // followed by the key of a SchemaParts element
+	partChunk    = "chunk/"  // followed by the chunk's index, zero-padded to chunkDigits
 	chunkDigits  = 8
 )
 
@@ -43,12 +43,23 @@ type State struct {
 	// checkpoint's Chunks extend an earlier one's (or are empty): the sink writes only the
 	// ones beyond what it stored, and tombstones stored ones beyond len(Chunks).
 	Chunks [][]byte
-	// Schema is the source's schema history.
+	// Schema is the source's schema history, whole: the sink does not store it, but gives
+	// it back in the acknowledged [Checkpoint] (for the caller's own store).
 	Schema []byte
+	// SchemaParts are the schema history's parts (one per table), which the sink stores,
+	// each written when it changed; one with the same slice as the last checkpoint's is
+	// taken as unchanged without looking. A key has no '/' and exactly one '.'.
+	SchemaParts []Part
 	// Legacy is the progress of a version-1 state record (the whole progress in one
 	// record), set only in what [Sink.Start] read; the next write replaces that record by
 	// the parts.
 	Legacy []byte
+}
+
+// Part is a keyed part of the state.
+type Part struct {
+	Key   string
+	Value []byte
 }
 
 // StoredState is a pipeline's state as the state topic holds it.
@@ -92,7 +103,8 @@ func chunkKey(i int) string { return partChunk + fmt.Sprintf("%0*d", chunkDigits
 
 // statePart returns the part of key for pipeline: "" for the version-1 record, ok false
 // when key is not one of pipeline's. A pipeline name may hold '/', but no key of one
-// pipeline is a key of another: a part has a '/' only as "chunk/<digits>".
+// pipeline is a key of another: a part has a '/' only as "chunk/<digits>" or as
+// "schema/<key>", where the key has no '/' and one '.'.
 func statePart(pipeline, key string) (part string, ok bool) {
 	if key == pipeline {
 		return "", true
@@ -102,8 +114,11 @@ func statePart(pipeline, key string) (part string, ok bool) {
 		return "", false
 	}
 	switch part {
-	case partPosition, partIdentity, partSnapshot, partSchema:
+	case partPosition, partIdentity, partSnapshot:
 		return part, true
+	}
+	if k, ok := strings.CutPrefix(part, partSchema); ok {
+		return part, !strings.Contains(k, "/") && strings.Count(k, ".") == 1
 	}
 	n, ok := strings.CutPrefix(part, partChunk)
 	if !ok || len(n) != chunkDigits {
@@ -140,7 +155,12 @@ func assemble(pipeline string, live map[string][]byte) (*StoredState, error) {
 	if v.Version != stateVersion {
 		return nil, fmt.Errorf("unknown state version %d (written by a newer ingest?)", v.Version)
 	}
-	cp := &Checkpoint{Position: []byte(v.Position), State: State{Snapshot: live[partSnapshot], Schema: live[partSchema]}}
+	cp := &Checkpoint{Position: []byte(v.Position), State: State{Snapshot: live[partSnapshot]}}
+	for _, key := range st.keys {
+		if part, _ := statePart(pipeline, key); strings.HasPrefix(part, partSchema) {
+			cp.State.SchemaParts = append(cp.State.SchemaParts, Part{Key: part[len(partSchema):], Value: live[part]})
+		}
+	}
 	if cp.State.Snapshot != nil {
 		// Chunk records without a snapshot record are left over from a write that stopped
 		// half way (at-least-once): the position record says the snapshot is over.

@@ -37,6 +37,8 @@ func chunks(n int) [][]byte {
 // version 1.
 func TestStateWriter(t *testing.T) {
 	const p = "orders"
+	s1 := []Part{{Key: "d.a", Value: []byte(`{"a":1}`)}, {Key: "d.b", Value: []byte(`{"b":1}`)}}
+	s2 := []Part{{Key: "d.a", Value: []byte(`{"a":2}`)}, {Key: "d.c", Value: []byte(`{"c":1}`)}}
 	legacy := []byte(`{"version":1,"position":"ZmlsZS4wMDAwMDE6NA==","progress":"e30="}`)
 	steps := []struct {
 		name  string
@@ -44,15 +46,15 @@ func TestStateWriter(t *testing.T) {
 		keys  []string // the keys written, in order
 		check func(t *testing.T, got *Checkpoint)
 	}{
-		{name: "first chunks", cp: Checkpoint{State: State{Snapshot: []byte(`{"since":"a"}`), Chunks: chunks(2), Schema: []byte(`{"s":1}`)}},
-			keys: []string{"identity", "chunk/00000000", "chunk/00000001", "snapshot", "schema", "position", ""}},
-		{name: "one more chunk", cp: Checkpoint{State: State{Snapshot: []byte(`{"since":"a"}`), Chunks: chunks(3), Schema: []byte(`{"s":1}`)}},
+		{name: "first chunks", cp: Checkpoint{State: State{Snapshot: []byte(`{"since":"a"}`), Chunks: chunks(2), SchemaParts: s1}},
+			keys: []string{"identity", "chunk/00000000", "chunk/00000001", "snapshot", "schema/d.a", "schema/d.b", "position", ""}},
+		{name: "one more chunk", cp: Checkpoint{State: State{Snapshot: []byte(`{"since":"a"}`), Chunks: chunks(3), SchemaParts: s1}},
 			keys: []string{"chunk/00000002", "position"}},
-		{name: "snapshot done", cp: Checkpoint{Position: []byte("f:9"), State: State{Snapshot: []byte(`{"done":true}`), Chunks: chunks(3), Schema: []byte(`{"s":1}`)}},
+		{name: "snapshot done", cp: Checkpoint{Position: []byte("f:9"), State: State{Snapshot: []byte(`{"done":true}`), Chunks: chunks(3), SchemaParts: s1}},
 			keys: []string{"snapshot", "position"}},
-		{name: "hand-off over", cp: Checkpoint{Position: []byte("f:10"), State: State{Schema: []byte(`{"s":2}`)}},
-			keys: []string{"schema", "position", "snapshot", "chunk/00000000", "chunk/00000001", "chunk/00000002"}},
-		{name: "stream", cp: Checkpoint{Position: []byte("f:11"), State: State{Schema: []byte(`{"s":2}`)}},
+		{name: "hand-off over", cp: Checkpoint{Position: []byte("f:10"), State: State{SchemaParts: s2}},
+			keys: []string{"schema/d.a", "schema/d.c", "position", "snapshot", "schema/d.b", "chunk/00000000", "chunk/00000001", "chunk/00000002"}},
+		{name: "stream", cp: Checkpoint{Position: []byte("f:11"), State: State{SchemaParts: s2}},
 			keys: []string{"position"}},
 	}
 	live := map[string][]byte{"": legacy}
@@ -82,7 +84,7 @@ func TestStateWriter(t *testing.T) {
 		if fmt.Sprintf("%q", got.Checkpoint.Position) != fmt.Sprintf("%q", step.cp.Position) ||
 			fmt.Sprintf("%s", got.Checkpoint.State.Chunks) != fmt.Sprintf("%s", step.cp.State.Chunks) ||
 			string(got.Checkpoint.State.Snapshot) != string(step.cp.State.Snapshot) ||
-			string(got.Checkpoint.State.Schema) != string(step.cp.State.Schema) {
+			fmt.Sprintf("%s", got.Checkpoint.State.SchemaParts) != fmt.Sprintf("%s", step.cp.State.SchemaParts) {
 			t.Errorf("%s: read back %+v, want %+v", step.name, got.Checkpoint, step.cp)
 		}
 		if string(got.Identity) != `{"id":1}` {
@@ -92,7 +94,7 @@ func TestStateWriter(t *testing.T) {
 	// After a lost write, everything is written again, and stale chunks are tombstoned.
 	w.forget()
 	recs := w.records(&Checkpoint{Position: []byte("f:12"), State: State{Snapshot: []byte(`{}`), Chunks: chunks(1)}})
-	if len(recs) != 7 { // identity, chunk 0, snapshot, position; schema, chunks 1 and 2 tombstoned
+	if len(recs) != 8 { // identity, chunk 0, snapshot, position; schema d.a, d.c, chunks 1 and 2 tombstoned
 		t.Errorf("rewrite after a loss: %d records", len(recs))
 	}
 }

@@ -3,6 +3,7 @@ package upsert
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -18,12 +19,14 @@ type stateWriter struct {
 	partition int32
 	identity  []byte
 
-	known    bool  // stored says what the topic holds; false: write every part
-	stored   State // the parts the topic holds (Chunks unused)
-	chunks   int   // chunk records 0..chunks-1 are live
-	identOK  bool  // the identity record is the writer's
-	legacy   bool  // the version-1 record is live
-	maxChunk int   // at least every chunk record that may be live (for tombstones)
+	known    bool              // the fields below say what the topic holds; false: write every part
+	snapshot []byte            // the snapshot record
+	schema   map[string][]byte // the schema records by key
+	parts    []Part            // the SchemaParts last stored
+	chunks   int               // chunk records 0..chunks-1 are live
+	identOK  bool              // the identity record is the writer's
+	legacy   bool              // the version-1 record is live
+	maxChunk int               // at least every chunk record that may be live (for tombstones)
 }
 
 // newStateWriter starts from what the topic holds (st, as read by readState).
@@ -35,8 +38,12 @@ func newStateWriter(cfg *Config, partition int32, st *StoredState) *stateWriter 
 			w.legacy = true
 		}
 	}
+	w.schema = map[string][]byte{}
 	if cp := st.Checkpoint; cp != nil && cp.State.Legacy == nil {
-		w.stored = State{Snapshot: cp.State.Snapshot, Schema: cp.State.Schema}
+		w.snapshot = cp.State.Snapshot
+		for _, p := range cp.State.SchemaParts {
+			w.schema[p.Key] = p.Value
+		}
 	}
 	w.chunks, w.maxChunk = st.chunks, st.chunks
 	return w
@@ -70,19 +77,38 @@ func (w *stateWriter) records(cp *Checkpoint) []*kgo.Record {
 	for i := from; i < len(s.Chunks); i++ {
 		put(chunkKey(i), s.Chunks[i])
 	}
-	if s.Snapshot != nil && (!w.known || !bytes.Equal(s.Snapshot, w.stored.Snapshot)) {
+	if s.Snapshot != nil && (!w.known || !bytes.Equal(s.Snapshot, w.snapshot)) {
 		put(partSnapshot, s.Snapshot)
 	}
-	if s.Schema != nil && (!w.known || !bytes.Equal(s.Schema, w.stored.Schema)) {
-		put(partSchema, s.Schema)
+	schemaChanged := !w.known || !sameParts(s.SchemaParts, w.parts)
+	if schemaChanged {
+		for _, p := range s.SchemaParts {
+			if old, ok := w.schema[p.Key]; !w.known || !ok || !bytes.Equal(old, p.Value) {
+				put(partSchema+p.Key, p.Value)
+			}
+		}
 	}
 	pos, _ := json.Marshal(positionValue{Version: stateVersion, Position: string(cp.Position)})
 	put(partPosition, pos)
-	if s.Snapshot == nil && (!w.known || w.stored.Snapshot != nil) {
+	if s.Snapshot == nil && (!w.known || w.snapshot != nil) {
 		del(w.pipeline + "/" + partSnapshot)
 	}
-	if s.Schema == nil && (!w.known || w.stored.Schema != nil) {
-		del(w.pipeline + "/" + partSchema)
+	if schemaChanged {
+		live := make(map[string][]byte, len(s.SchemaParts))
+		for _, p := range s.SchemaParts {
+			live[p.Key] = p.Value
+		}
+		var gone []string
+		for k := range w.schema {
+			if _, ok := live[k]; !ok {
+				gone = append(gone, k)
+			}
+		}
+		sort.Strings(gone)
+		for _, k := range gone {
+			del(w.pipeline + "/" + partSchema + k)
+		}
+		w.schema, w.parts = live, s.SchemaParts
 	}
 	top := w.chunks
 	if !w.known {
@@ -95,9 +121,17 @@ func (w *stateWriter) records(cp *Checkpoint) []*kgo.Record {
 		del(w.pipeline)
 		w.legacy = false
 	}
-	w.known, w.stored, w.chunks = true, State{Snapshot: s.Snapshot, Schema: s.Schema}, len(s.Chunks)
+	w.known, w.snapshot, w.chunks = true, s.Snapshot, len(s.Chunks)
 	w.maxChunk = max(w.maxChunk, w.chunks)
 	return append(recs, tombs...)
+}
+
+// sameParts reports whether a and b are the same slice (or both empty).
+func sameParts(a, b []Part) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return len(a) == len(b) && &a[0] == &b[0]
 }
 
 // resetRecords returns tombstones for every live record of the pipeline in st.
