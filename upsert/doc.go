@@ -44,8 +44,8 @@
 // (PartitionFor(name)), keyed "<name>/<part>" and written only when they change
 // (statewrite.go): "position" ({"version":2,"position":...}, with every checkpoint),
 // "identity" (Config.Identity), "snapshot" (State.Snapshot), "chunk/<n>" (State.Chunks[n],
-// n zero-padded to 8 digits) and "schema" (State.Schema); a part that is gone is
-// tombstoned. So no record grows with the chunk count, and a checkpoint costs the bytes of
+// n zero-padded to 8 digits) and "schema/<key>" (each of State.SchemaParts); a part that is
+// gone is tombstoned. So no record grows with the chunk count, and a checkpoint costs the bytes of
 // what changed. Reading (state.go) takes the last committed value of every key of the
 // pipeline; a version-1 record (key "<name>", everything in one value) is returned as
 // State.Legacy and tombstoned by the next write. With exactly-once the records are in the
