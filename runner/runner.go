@@ -451,9 +451,9 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 // longer changes), and the sink writes only the position and a changed schema history.
 func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change.Batch) ([]upsert.Input, bool, error) {
 	end := held[len(held)-1]
-	pos, err := cdc.ParsePosition(string(end.Position))
+	pos, err := streamPosition(end)
 	if err != nil {
-		return nil, false, fmt.Errorf("stream position %q: %w", end.Position, err)
+		return nil, false, err
 	}
 	done := h.Done(pos)
 	var st upsert.State
@@ -477,6 +477,19 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 	}
 	inputs[len(inputs)-1].State = st
 	return inputs, done, nil
+}
+
+// streamPosition is the position of a stream transaction's End batch: the source's typed
+// one, parsed from the text only when the source gave none.
+func streamPosition(end change.Batch) (cdc.Position, error) {
+	if pos, ok := end.Mark.(cdc.Position); ok {
+		return pos, nil
+	}
+	pos, err := cdc.ParsePosition(string(end.Position))
+	if err != nil {
+		return cdc.Position{}, fmt.Errorf("stream position %q: %w", end.Position, err)
+	}
+	return pos, nil
 }
 
 // handoffState is the state stored with the positions of the hand-off: the finished
