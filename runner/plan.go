@@ -69,7 +69,7 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 	if err := rep.addTopics(ctx, def); err != nil {
 		rep.Problems = append(rep.Problems, "error: kafka: "+err.Error())
 	}
-	rep.Start = startReason(def, opts.StateDir)
+	rep.Start = startWithKafka(ctx, def, opts.StateDir, startReason(def, opts.StateDir))
 	return rep, nil
 }
 

@@ -40,6 +40,10 @@ func TestStateDirDeleted(t *testing.T) {
 	if err := os.RemoveAll(stateDir); err != nil {
 		t.Fatal(err)
 	}
+	rep, err := Plan(context.Background(), def, Options{StateDir: stateDir})
+	if err != nil || !strings.Contains(rep.Start, "from the copy of the checkpoint in the state topic") {
+		t.Errorf("plan after the state directory was deleted: start %q, %v", rep.Start, err)
+	}
 	applyUntilCaughtUp(t, def, stateDir)
 	recs := consumeAll(t, topic)
 	if got, want := materialize(recs), tableState(t, db, "t"); !maps.Equal(got, want) {
@@ -54,7 +58,7 @@ func TestStateDirDeleted(t *testing.T) {
 	other.Source.Tables = name + ".t"
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	err := Run(ctx, other, Options{StateDir: t.TempDir(), UntilCaughtUp: true})
+	err = Run(ctx, other, Options{StateDir: t.TempDir(), UntilCaughtUp: true})
 	if err == nil || !strings.Contains(err.Error(), "--reset-state") || !strings.Contains(err.Error(), "pipeline.name") {
 		t.Fatalf("a state of other tables: %v, want a refusal with the choices", err)
 	}
