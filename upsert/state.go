@@ -197,9 +197,12 @@ func checkChunks(pipeline string, st *StoredState) error {
 // readState returns the pipeline's committed state records in topic. It reads with
 // read_committed up to the end offset the partition had when it started, so it waits for
 // open transactions on the partition to end (the caller has already fenced its own
-// predecessor, which aborted any transaction that one left open).
-func readState(ctx context.Context, opts []kgo.Opt, admin *kadm.Client, topic, pipeline string) (*StoredState, int32, error) {
-	part, end, err := stateEnd(ctx, admin, topic, pipeline)
+// predecessor, which aborted any transaction that one left open). With stable it reads
+// only up to the last stable offset instead, so that it never waits for other pipelines'
+// transactions (at-least-once, whose own records are not transactional: it may miss its
+// newest ones behind an open transaction, and resume from an earlier checkpoint).
+func readState(ctx context.Context, opts []kgo.Opt, admin *kadm.Client, topic, pipeline string, stable bool) (*StoredState, int32, error) {
+	part, end, err := stateEnd(ctx, admin, topic, pipeline, stable)
 	if err != nil || end == 0 {
 		return &StoredState{}, part, err
 	}
@@ -246,8 +249,8 @@ func readState(ctx context.Context, opts []kgo.Opt, admin *kadm.Client, topic, p
 }
 
 // stateEnd returns the partition of topic that holds the pipeline's records and its end
-// offset.
-func stateEnd(ctx context.Context, admin *kadm.Client, topic, pipeline string) (int32, int64, error) {
+// offset (with stable, its last stable offset).
+func stateEnd(ctx context.Context, admin *kadm.Client, topic, pipeline string, stable bool) (int32, int64, error) {
 	details, err := admin.ListTopics(ctx, topic)
 	if err != nil {
 		return 0, 0, err
@@ -257,7 +260,11 @@ func stateEnd(ctx context.Context, admin *kadm.Client, topic, pipeline string) (
 		return 0, 0, fmt.Errorf("state topic %s: not found (%v)", topic, d.Err)
 	}
 	part := int32(PartitionFor([]byte(pipeline), len(d.Partitions)))
-	ends, err := admin.ListEndOffsets(ctx, topic)
+	list := admin.ListEndOffsets
+	if stable {
+		list = admin.ListCommittedOffsets
+	}
+	ends, err := list(ctx, topic)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -36,7 +36,7 @@ func (s *Sink) startState(ctx context.Context) (*Checkpoint, error) {
 		}
 	}
 	opts := append(s.cfg.Properties.ClientOpts(), s.cfg.ClientOpts...)
-	st, part, err := readState(ctx, opts, s.admin, s.cfg.StateTopic, s.cfg.Pipeline)
+	st, part, err := readState(ctx, opts, s.admin, s.cfg.StateTopic, s.cfg.Pipeline, s.txn == nil)
 	if err != nil {
 		return nil, wrap("read state", s.cfg.StateTopic, tableNone, []byte(s.cfg.Pipeline), err)
 	}
@@ -156,6 +156,6 @@ func ReadState(ctx context.Context, opts []kgo.Opt, topic, pipeline string) (*St
 		return nil, err
 	}
 	defer cl.Close()
-	st, _, err := readState(ctx, opts, kadm.NewClient(cl), topic, pipeline)
+	st, _, err := readState(ctx, opts, kadm.NewClient(cl), topic, pipeline, false)
 	return st, err
 }
