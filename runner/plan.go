@@ -79,6 +79,7 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 		rep.Problems = append(rep.Problems, "error: kafka: "+err.Error())
 	}
 	rep.addCapture(def, opts.StateDir)
+	rep.Start = startWithKafka(ctx, def, opts, rep.Start)
 	return rep, nil
 }
 

@@ -44,12 +44,12 @@ func ParseGuarantee(s string) (Guarantee, error) {
 	return 0, fmt.Errorf("upsert: sink.delivery-guarantee: invalid value %q; valid: at-least-once, exactly-once, none", s)
 }
 
-// Input is one batch for the sink, with the caller's snapshot progress.
+// Input is one batch for the sink, with the caller's state.
 type Input struct {
 	change.Batch
-	// Progress is the snapshot progress to store with the batch's position (read only when
-	// End is set); it comes back in the [Checkpoint].
-	Progress []byte
+	// State is the state to store with the batch's position (read only when End is set);
+	// it comes back in the [Checkpoint].
+	State State
 }
 
 // Config configures a [Sink]. Zero values mean the defaults named on each field.
@@ -87,9 +87,16 @@ type Config struct {
 	// topic whose count differs from the recorded one is refused before the first record of
 	// a run (layout.go). Without it, counts are only held fixed within a run.
 	Ledger PartitionLedger
-	// StateTopic is the compacted topic of exactly-once checkpoints (default
-	// [DefaultStateTopic]).
+	// StateTopic is the compacted topic of the checkpoints (default [DefaultStateTopic]).
 	StateTopic string
+	// Identity is what the pipeline's state belongs to (opaque JSON); it is stored with the
+	// state and returned by [Sink.StoredIdentity], so that a caller can tell whether the
+	// state in Kafka is its own.
+	Identity []byte
+	// StateInterval bounds how often an at-least-once (or none) sink writes the newest
+	// acknowledged checkpoint to the state topic (default 1s); the last one is written
+	// when Run stops.
+	StateInterval time.Duration
 	// TransactionInterval and TransactionMaxBytes bound an exactly-once Kafka transaction:
 	// it is committed at the first source transaction end after either is reached
 	// (defaults 1s and 64 MiB).
@@ -152,6 +159,9 @@ type Sink struct {
 	buf    *buffer
 	track  *tracker
 	txn    *txnState
+	state  *stateWriter // the state topic's records; set by Start
+	stored *StoredState // what Start read from the state topic
+	alo    aloState     // at-least-once (and none): the state written behind the acknowledgements
 	msgs   []Message
 	sent   []sentRecord // the rest of the current block of newRecord
 	onDone func(*kgo.Record, error)
@@ -233,6 +243,9 @@ func (c *Config) defaults() {
 	if c.StateTopic == "" {
 		c.StateTopic = DefaultStateTopic
 	}
+	if c.StateInterval <= 0 {
+		c.StateInterval = time.Second
+	}
 	if c.TransactionInterval <= 0 {
 		c.TransactionInterval = time.Second
 	}
@@ -261,7 +274,7 @@ func (s *Sink) clientOpts() []kgo.Opt {
 	p := s.cfg.Properties
 	// The default minimum metadata age (5s) would make the first records to a topic the
 	// sink just created wait that long; a shorter one costs a few more metadata requests.
-	opts := append(p.ClientOpts(), kgo.RecordPartitioner(s.part), kgo.MetadataMinAge(250*time.Millisecond))
+	opts := append(p.ClientOpts(), kgo.RecordPartitioner(statePartitioner{state: s.cfg.StateTopic, data: s.part}), kgo.MetadataMinAge(250*time.Millisecond))
 	switch s.cfg.Guarantee {
 	case None:
 		acks := kgo.LeaderAck()
@@ -280,10 +293,11 @@ func (s *Sink) clientOpts() []kgo.Opt {
 	return append(opts, s.cfg.ClientOpts...)
 }
 
-// Start connects to Kafka. In exactly-once mode it also makes sure that the state topic
-// exists, fences any earlier writer with the same transactional id (aborting its open
-// transaction), and returns the last committed checkpoint, or nil when there is none. In
-// the other modes it returns nil: their checkpoints are stored by the caller.
+// Start connects to Kafka, makes sure that the state topic exists and returns the
+// pipeline's checkpoint stored there, or nil when there is none. In exactly-once mode it
+// first fences any earlier writer with the same transactional id (aborting its open
+// transaction), and the checkpoint is the last committed one; in the other modes it is the
+// copy an earlier run wrote behind its acknowledgements (the caller keeps its own too).
 func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 	if s.started {
 		return nil, errors.New("upsert: sink already started")
@@ -313,10 +327,7 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 		s.Close()
 		return nil, err
 	}
-	if s.cfg.Guarantee != ExactlyOnce {
-		return nil, nil
-	}
-	cp, err := s.startTxn(ctx)
+	cp, err := s.startState(ctx)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -505,7 +516,7 @@ func (s *Sink) write(ctx context.Context, b *Input) error {
 	if !b.End {
 		return nil
 	}
-	cp := &Checkpoint{Position: b.Position, Progress: b.Progress}
+	cp := &Checkpoint{Position: b.Position, State: b.State}
 	if s.txn != nil {
 		return s.endTxn(ctx, cp)
 	}
@@ -725,9 +736,14 @@ func (s *Sink) failure() error {
 
 // report passes the newest fully acknowledged checkpoint to Config.Acked.
 func (s *Sink) report() {
-	if cp := s.track.release(); cp != nil && s.cfg.Acked != nil {
+	cp := s.track.release()
+	if cp == nil {
+		return
+	}
+	if s.cfg.Acked != nil {
 		s.cfg.Acked(*cp)
 	}
+	s.alo.due = cp
 }
 
 // tick flushes the buffer when its interval is due, and commits a due transaction.
@@ -740,6 +756,7 @@ func (s *Sink) tick(ctx context.Context) error {
 	if s.txn != nil {
 		return s.maybeCommit(ctx, false)
 	}
+	s.writeState(ctx, false)
 	return nil
 }
 
@@ -762,6 +779,10 @@ func (s *Sink) stop(ctx context.Context) error {
 	s.report()
 	if err := s.failure(); err != nil {
 		return err
+	}
+	s.writeState(sctx, true)
+	if err := s.cl.Flush(sctx); err != nil {
+		s.log.Warn("upsert: the last checkpoint was not written to the state topic", "topic", s.cfg.StateTopic, "err", err)
 	}
 	return nil
 }
