@@ -75,7 +75,7 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 		rep.Problems = append(rep.Problems, "error: tables: "+err.Error())
 	}
 	rep.addCollisions(rt)
-	if err := rep.addTopics(ctx, def, opts.StateDir); err != nil {
+	if err := rep.addTopics(ctx, def, opts.StateDir, stateSecrets(opts.Scrubber)); err != nil {
 		rep.Problems = append(rep.Problems, "error: kafka: "+err.Error())
 	}
 	rep.addCapture(def, opts.StateDir)
@@ -197,7 +197,7 @@ func (rep *Report) addCollisions(rt *routing) {
 
 // addTopics lists the cluster's topics, notes the missing ones and checks the partition
 // counts of the existing ones (against the state directory dir).
-func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir string) error {
+func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir string, sec state.Secrets) error {
 	want := map[string]bool{}
 	for _, t := range rep.Tables {
 		for _, topic := range t.Topics {
@@ -208,7 +208,7 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir 
 		return nil
 	}
 	if def.Sink.Aliyun.Enabled() {
-		return rep.addApsaraTopics(ctx, def, want, dir)
+		return rep.addApsaraTopics(ctx, def, want, dir, sec)
 	}
 	p, err := upsert.ParseProperties(secrets.RevealMap(def.Sink.Properties))
 	if err != nil {
@@ -235,7 +235,7 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir 
 			counts[name] = int32(len(d.Partitions))
 		}
 	}
-	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir)
+	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir, sec)
 	if len(rep.TopicsToCreate) > 0 && !def.Sink.TopicAutoCreate {
 		rep.Problems = append(rep.Problems, "error: topics missing and sink.topic.auto-create is false: "+
 			strings.Join(rep.TopicsToCreate, ", ")+"; create them (compacted) or turn auto-create on")
@@ -247,8 +247,8 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir 
 // whose count differs from the one recorded in the state directory dir, as apply refuses
 // it before its first record: the topics the pipeline writes to (want), also against
 // sink.topic.partitions (configured, 0 when not set), and every recorded one.
-func (rep *Report) checkPartitions(counts map[string]int32, want map[string]bool, configured int32, dir string) {
-	recorded, err := state.PeekPartitions(dir)
+func (rep *Report) checkPartitions(counts map[string]int32, want map[string]bool, configured int32, dir string, sec state.Secrets) {
+	recorded, err := state.PeekPartitions(dir, sec)
 	if err != nil {
 		rep.Problems = append(rep.Problems, "error: state: "+err.Error())
 		return
