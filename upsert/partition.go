@@ -70,3 +70,33 @@ func (murmur2Partitioner) Partition(r *kgo.Record, n int) int {
 	}
 	return PartitionFor(r.Key, n)
 }
+
+// partitioner returns the sink's partitioner: murmur2 of the key ([Partitioner]), or with
+// AllToZero (partition.strategy all-to-zero) partition 0 for every topic but the state
+// topic, whose records stay keyed.
+func (s *Sink) partitioner() kgo.Partitioner {
+	if !s.cfg.AllToZero {
+		return Partitioner()
+	}
+	return zeroPartitioner{state: s.cfg.StateTopic}
+}
+
+// zeroPartitioner sends every record to partition 0, as Flink CDC's all-to-zero strategy
+// does (it sets partition 0 on every record), except the records of the state topic.
+type zeroPartitioner struct{ state string }
+
+// ForTopic returns murmur2 for the state topic and partition 0 for the others.
+func (z zeroPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	if topic == z.state {
+		return murmur2Partitioner{}
+	}
+	return zeroTopicPartitioner{}
+}
+
+type zeroTopicPartitioner struct{}
+
+// RequiresConsistency is true: the partition never depends on which are available.
+func (zeroTopicPartitioner) RequiresConsistency(*kgo.Record) bool { return true }
+
+// Partition returns 0.
+func (zeroTopicPartitioner) Partition(*kgo.Record, int) int { return 0 }
