@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,40 @@ func checkNotCompacted(t *testing.T, topics ...string) {
 				t.Errorf("topic %s: cleanup.policy %s, want delete", rc.Name, c.MaybeValue())
 			}
 		}
+	}
+}
+
+// TestKafkaFlinkQuickstart runs Flink CDC's quickstart pipeline file
+// (examples/flinkcdc-kafka/quickstart.yaml) with its placeholders filled and its database,
+// user, port and topic replaced by the test's, over the quickstart's orders table: the
+// records are debezium-json events in partition 0 of the one topic.
+func TestKafkaFlinkQuickstart(t *testing.T) {
+	name, db := testenv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE orders (id INT NOT NULL, price DECIMAL(10,2) NOT NULL, PRIMARY KEY (id))",
+		"INSERT INTO orders VALUES (1, 4.00), (2, 100.00)")
+	topic := name + "_yaml_mysql_kafka"
+	deleteTopicsAtEnd(t, topic)
+	data, err := os.ReadFile("../examples/flinkcdc-kafka/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, p := testenv.CDCUser()
+	host, port, _ := strings.Cut(testenv.MySQLAddr(), ":")
+	yaml := strings.NewReplacer("app_db", name, "username: root", "username: "+u, "port: 3306", "port: "+port,
+		"yaml-mysql-kafka", topic, "name: MySQL to Kafka Pipeline", "name: "+name).Replace(string(data))
+	res := secrets.NewResolver([]secrets.Provider{&secrets.Map{Values: map[string]string{"mysql-password": p}}},
+		[]secrets.Provider{&secrets.Map{Values: map[string]string{"mysql.hostname": host, "kafka.bootstrap": testenv.KafkaAddr()}}})
+	def, err := pipeline.Parse("quickstart.yaml", []byte(yaml), pipeline.LoadOptions{Resolver: res})
+	if err != nil {
+		t.Fatalf("pipeline:\n%s\n%v", yaml, err)
+	}
+	applyUntilCaughtUp(t, def, t.TempDir())
+	got := consumeCommittedPartitions(t, topic)
+	want := []partRecord{
+		{key: `{"TableId":"` + name + `.orders","id":1}`, value: `{"before":null,"after":{"id":1,"price":4},"op":"c","source":{"db":"` + name + `","table":"orders"}}`},
+		{key: `{"TableId":"` + name + `.orders","id":2}`, value: `{"before":null,"after":{"id":2,"price":1E+2},"op":"c","source":{"db":"` + name + `","table":"orders"}}`},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("records\n got %v\nwant %v", got, want)
 	}
 }
