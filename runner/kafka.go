@@ -101,3 +101,12 @@ func jsonFormat(f pipeline.FormatOptions, std pipeline.TimestampFormat) upsert.J
 	}
 	return j
 }
+
+// topicKind says how the plan's topics are created: compacted for upsert-kafka, with
+// cleanup.policy=delete for the change events of type kafka.
+func (rep *Report) topicKind() string {
+	if rep.changeLog {
+		return "cleanup.policy=delete"
+	}
+	return "compacted"
+}

@@ -31,6 +31,8 @@ type Report struct {
 	Start          string         `json:"start"`
 	Problems       []string       `json:"problems"`
 	Warnings       []string       `json:"warnings"`
+
+	changeLog bool // type kafka: topics are created with cleanup.policy=delete (kafka.go)
 }
 
 // PlannedTable is one matched table.
@@ -153,6 +155,7 @@ func (rep *Report) addCollisions(rt *routing) {
 
 // addTopics lists the cluster's topics and notes the missing ones.
 func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition) error {
+	rep.changeLog = def.Sink.IsKafka()
 	want := map[string]bool{}
 	for _, t := range rep.Tables {
 		for _, topic := range t.Topics {
@@ -186,7 +189,7 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition) erro
 	sort.Strings(rep.TopicsToCreate)
 	if len(rep.TopicsToCreate) > 0 && !def.Sink.TopicAutoCreate {
 		rep.Problems = append(rep.Problems, "error: topics missing and sink.topic.auto-create is false: "+
-			strings.Join(rep.TopicsToCreate, ", ")+"; create them (compacted) or turn auto-create on")
+			strings.Join(rep.TopicsToCreate, ", ")+"; create them ("+rep.topicKind()+") or turn auto-create on")
 	}
 	return nil
 }
@@ -242,7 +245,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Problem)
 		}
 	}
-	b.WriteString("Topics to create (compacted):")
+	b.WriteString("Topics to create (" + rep.topicKind() + "):")
 	if len(rep.TopicsToCreate) == 0 {
 		b.WriteString(" none")
 	}
