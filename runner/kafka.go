@@ -26,6 +26,9 @@ func (r *routing) targets(id change.TableID) []upsert.Target {
 	var ts []upsert.Target
 	for _, name := range r.table.Topics(id.DB, id.Table) {
 		t := upsert.ParseSinkTable(name)
+		if name == id.DB+"."+id.Table {
+			t = upsert.SourceTable(id) // not renamed: a '.' inside a name stays where it is
+		}
 		topic := r.kafka.Topic
 		if topic == "" {
 			if m, ok := r.kafka.Kafka.MappedTopic(t.Schema, t.Table); ok {
