@@ -302,7 +302,11 @@ func atOrBefore(p, q Position) (before, ok bool) {
 		return c <= 0, true
 	}
 	if p.File != "" && q.File != "" {
-		if c := compareBinlogFiles(p.File, q.File); c != 0 {
+		c, ok := compareBinlogFiles(p.File, q.File)
+		switch {
+		case !ok:
+			return false, false
+		case c != 0:
 			return c < 0, true
 		}
 		return p.Offset <= q.Offset, true

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ingestkit/ingest/internal/testenv"
 	"github.com/ingestkit/ingest/pipeline"
@@ -91,27 +90,6 @@ func TestSchemaChangeBehaviors(t *testing.T) {
 				t.Fatalf("materialised topic:\n got %v\nwant %v", got, tt.want)
 			}
 		})
-	}
-}
-
-// consumeCommitted reads the committed records of a topic written in transactions (whose
-// end offsets count the commit markers too): until a second passes without one.
-func consumeCommitted(t *testing.T, topic string) []record {
-	t.Helper()
-	cl := testenv.Kafka(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	var out []record
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		n := len(out)
-		fs.EachRecord(func(r *kgo.Record) {
-			out = append(out, record{key: string(r.Key), value: string(r.Value), tombstone: r.Value == nil})
-		})
-		if len(out) == n && ctx.Err() != nil {
-			return out
-		}
 	}
 }
 

@@ -94,6 +94,10 @@ type Config struct {
 	ReplicationFactor int16
 	// Creator creates missing topics (default: the Kafka admin API on the sink's client).
 	Creator TopicCreator
+	// Ledger, when set, keeps the partition count of every topic written to across runs: a
+	// topic whose count differs from the recorded one is refused before the first record of
+	// a run (layout.go). Without it, counts are only held fixed within a run.
+	Ledger PartitionLedger
 	// StateTopic is the compacted topic of exactly-once checkpoints (default
 	// [DefaultStateTopic]).
 	StateTopic string
@@ -154,6 +158,7 @@ type Sink struct {
 	cl     *kgo.Client
 	admin  *kadm.Client
 	topics *topicManager
+	part   *fixedPartitioner
 	enc    Format
 	buf    *buffer
 	track  *tracker
@@ -188,6 +193,7 @@ func New(cfg Config) (*Sink, error) {
 		s.enc = enc
 	}
 	s.onDone = s.done
+	s.part = newFixedPartitioner(s.grew)
 	if cfg.BufferMaxRows > 0 {
 		s.buf = newBuffer(cfg.BufferMaxRows, cfg.BufferInterval)
 	}
@@ -319,7 +325,12 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 	s.topics = &topicManager{admin: s.admin, creator: creator, create: s.cfg.AutoCreate, log: s.log,
 		known: map[string]bool{},
 		spec: TopicSpec{Partitions: s.cfg.Partitions, ReplicationFactor: s.cfg.ReplicationFactor,
-			Configs: s.cfg.TopicConfigs}}
+			Configs: s.cfg.TopicConfigs},
+		layout: &topicLayout{ledger: s.cfg.Ledger, recorded: map[string]int32{}, part: s.part}}
+	if err := s.checkLayout(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if s.cfg.Guarantee != ExactlyOnce {
 		return nil, nil
 	}
@@ -329,6 +340,35 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 		return nil, err
 	}
 	return cp, nil
+}
+
+// checkLayout loads the recorded partition counts and checks the topics they name, before
+// the first record of the run.
+func (s *Sink) checkLayout(ctx context.Context) error {
+	if s.cfg.Ledger == nil {
+		return nil
+	}
+	recorded, err := s.cfg.Ledger.Partitions()
+	if err != nil {
+		return &Error{Op: "read partition counts", Err: err}
+	}
+	s.topics.layout.recorded = recorded
+	return s.topics.checkRecorded(ctx)
+}
+
+// grew is told by the partitioner that the client sees another partition count for topic
+// than the one fixed for the run: the sink stops (the partitioner keeps using the fixed
+// count meanwhile, so no record goes to a partition of the new layout).
+func (s *Sink) grew(topic string, fixed, seen int) {
+	s.fail(&Error{Op: "produce", Topic: topic, Err: &PartitionCountError{Topic: topic, Current: int32(seen),
+		Recorded: int32(fixed), State: s.ledgerDir(), Running: true}})
+}
+
+func (s *Sink) ledgerDir() string {
+	if s.cfg.Ledger == nil {
+		return ""
+	}
+	return s.cfg.Ledger.Dir()
 }
 
 // Probe limits: how long one metadata request of probe may take, and how many times an EOF
