@@ -138,7 +138,7 @@ func kafkaOptions(k *KafkaOptions) []option {
 	opts := []option{
 		{key: "partition.strategy", val: enum(&k.PartitionStrategy, PartitionAllToZero, PartitionHashByKey), def: "all-to-zero", only: kafka},
 		{key: "key.format", val: enum(&k.KeyFormat, KeyJSON, KeyCSV), def: "json", only: kafka},
-		{key: "value.format", val: enum(&k.ValueFormat, ValueDebeziumJSON, ValueCanalJSON), def: "debezium-json", only: kafka},
+		{key: "value.format", val: valueFormatValue{&k.ValueFormat}, def: "debezium-json", only: kafka},
 		{key: "sink.tableId-to-topic.mapping", val: topicMappingValue{&k.TopicMapping}, only: kafka},
 		{key: "debezium-json.include-schema.enabled", val: boolValue{&k.IncludeSchema}, def: "false", only: kafka},
 	}
@@ -261,6 +261,7 @@ var kafkaRefused = []refusal{
 	{"json.encode.json-column-as", "is an option of the upsert-kafka sink; the kafka sink writes JSON columns as strings, as Flink CDC does"},
 	{"json.encode.decimal-as", "is an option of the upsert-kafka sink; with type kafka use <format>.encode.decimal-as-plain-number (json. for the key, debezium-json. or canal-json. for the value)"},
 	{"csv.", "is not an option: Flink CDC's csv key format reads no options; remove it"},
+	{"debezium-json.emit.full-table-id.enabled", "is a Realtime Compute (VVR 11.6) option that ingest does not support yet: source names the database and the table; remove it"},
 }
 
 // sinkRefusedFor returns the refusals of a sink type: the other type's options, then

@@ -335,3 +335,16 @@ func (v topicMappingValue) get() string {
 	}
 	return strings.Join(parts, ";")
 }
+
+// valueFormatValue is value.format: the formats of Flink CDC's Kafka sink, with a clear
+// refusal of Realtime Compute's canal-protobuf.
+type valueFormatValue struct{ p *ValueFormat }
+
+func (v valueFormatValue) set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "canal-protobuf") {
+		return errors.New("canal-protobuf is a Realtime Compute format that ingest does not write; use debezium-json or canal-json")
+	}
+	return enum(v.p, ValueDebeziumJSON, ValueCanalJSON).set(s)
+}
+
+func (v valueFormatValue) get() string { return v.p.String() }
