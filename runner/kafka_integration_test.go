@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,8 +223,13 @@ func TestKafkaFlinkQuickstart(t *testing.T) {
 	}
 	u, p := testenv.CDCUser()
 	host, port, _ := strings.Cut(testenv.MySQLAddr(), ":")
+	// The file's own pipeline name stays; its server ids are made the test's own, so that no
+	// other test's replica shares them.
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	first := 100000 + h.Sum32()%(1<<20)
 	yaml := strings.NewReplacer("app_db", name, "username: root", "username: "+u, "port: 3306", "port: "+port,
-		"yaml-mysql-kafka", topic, "name: MySQL to Kafka Pipeline", "name: "+name).Replace(string(data))
+		"yaml-mysql-kafka", topic, "server-id: 5400-5404", fmt.Sprintf("server-id: %d-%d", first, first+4)).Replace(string(data))
 	res := secrets.NewResolver([]secrets.Provider{&secrets.Map{Values: map[string]string{"mysql-password": p}}},
 		[]secrets.Provider{&secrets.Map{Values: map[string]string{"mysql.hostname": host, "kafka.bootstrap": testenv.KafkaAddr()}}})
 	def, err := pipeline.Parse("quickstart.yaml", []byte(yaml), pipeline.LoadOptions{Resolver: res})

@@ -142,6 +142,8 @@ func TestEventGolden(t *testing.T) {
 		{"events_canal", EventOptions{Value: CanalJSON}, caseChanges(), nil},
 		{"events_canal_csv_routed", EventOptions{Value: CanalJSON, Key: KeyCSV, TableHeaders: true}, caseChanges(), routed},
 		{"events_debezium_ignore_nulls", EventOptions{ValueJSON: JSONFormat{IgnoreNulls: true}}, allTypesChanges()[1:2], nil},
+		{"events_canal_ignore_nulls_one_part_id", EventOptions{Value: CanalJSON, ValueJSON: JSONFormat{IgnoreNulls: true}, TableHeaders: true},
+			allTypesChanges()[1:2], &Target{Topic: "t", Table: ParseSinkTable("alltypes_all")}},
 		{"alltypes_debezium_sql", EventOptions{}, allTypesChanges(), nil},
 		{"alltypes_canal_iso8601_plain", EventOptions{Value: CanalJSON,
 			ValueJSON: JSONFormat{Timestamps: TimestampISO8601, DecimalPlain: true},
@@ -316,5 +318,25 @@ func TestEventUpdateWithoutBefore(t *testing.T) {
 	c := change.Change{Schema: flinkTable1, Op: change.Update, After: strRow("1", "x")}
 	if _, err := NewEventEncoder(EventOptions{}).EncodeTo(nil, &c, commitTime, nil); err == nil {
 		t.Fatal("no error for an update without a before image")
+	}
+}
+
+// TestParseSinkTable splits routed names as Flink CDC's TableId.parse does.
+func TestParseSinkTable(t *testing.T) {
+	tests := []struct {
+		in   string
+		want SinkTable
+	}{
+		{"t", SinkTable{Table: "t"}}, {"db.t", SinkTable{Schema: "db", Table: "t"}},
+		{"ns.db.t", SinkTable{Namespace: "ns", Schema: "db", Table: "t"}}, {"ns.db.t.x", SinkTable{Namespace: "ns", Schema: "db", Table: "t.x"}},
+	}
+	for _, tc := range tests {
+		got := ParseSinkTable(tc.in)
+		if got != tc.want {
+			t.Errorf("ParseSinkTable(%q) = %+v, want %+v", tc.in, got, tc.want)
+		}
+		if got.String() != tc.in {
+			t.Errorf("%+v.String() = %q, want %q", got, got.String(), tc.in)
+		}
 	}
 }
