@@ -566,15 +566,30 @@ func (s *Sink) writeTargets(ctx context.Context, c *change.Change, commit time.T
 	if len(targets) == 0 {
 		return &Error{Op: "route", Table: table, Err: errors.New("no topic for the table")}
 	}
+	if !s.enc.PerTarget() {
+		topics := make([]string, len(targets))
+		for i, t := range targets {
+			topics[i] = t.Topic
+		}
+		if err := s.topics.ensure(ctx, topics); err != nil {
+			return err
+		}
+		var err error
+		if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, &targets[0]); err != nil {
+			return &Error{Op: "encode", Table: table, Err: err}
+		}
+		return s.send(ctx, table, topics)
+	}
 	for i := range targets {
-		if err := s.topics.ensure(ctx, []string{targets[i].Topic}); err != nil {
+		topic := []string{targets[i].Topic}
+		if err := s.topics.ensure(ctx, topic); err != nil {
 			return err
 		}
 		var err error
 		if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, &targets[i]); err != nil {
 			return &Error{Op: "encode", Table: table, Topic: targets[i].Topic, Err: err}
 		}
-		if err := s.send(ctx, table, []string{targets[i].Topic}); err != nil {
+		if err := s.send(ctx, table, topic); err != nil {
 			return err
 		}
 	}
