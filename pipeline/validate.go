@@ -284,6 +284,10 @@ func checkAliyunTopics(l *loader) {
 		}
 		return
 	}
+	if l.def.Sink.IsKafka() && len(l.def.Sink.Kafka.TopicMapping) > 0 {
+		checkAliyunMappedTopics(l) // the mapping names the topics; routes name table ids
+		return
+	}
 	if len(l.def.Routes) == 0 {
 		l.at("sink.aliyun.kafka.instanceId", "without routes every table goes to the topic <db>.<table>, and ApsaraMQ topic names cannot contain '.'; add routes whose sink-table names valid topics")
 	}
@@ -453,5 +457,20 @@ func checkKafkaTopicMapping(l *loader) {
 func checkKafkaIncludeSchema(l *loader) {
 	if l.def.Sink.IsKafka() && l.def.Sink.Kafka.IncludeSchema && l.usable("sink.debezium-json.include-schema.enabled") {
 		l.at("sink.debezium-json.include-schema.enabled", "true is not supported yet: ingest writes the debezium-json payload without its schema part; remove it or set false")
+	}
+}
+
+// checkAliyunMappedTopics checks the topics of sink.tableId-to-topic.mapping (type kafka)
+// against ApsaraMQ's rules. A table no entry matches goes to its table id, which ingest
+// plan checks online.
+func checkAliyunMappedTopics(l *loader) {
+	const p = "sink.sink.tableId-to-topic.mapping"
+	if l.def.IsSecret(p) {
+		return
+	}
+	for _, m := range l.def.Sink.Kafka.TopicMapping {
+		if msg := apsaraTopicProblem(m.Topic, true); msg != "" {
+			l.at(p, "topic %q: %s", m.Topic, msg)
+		}
 	}
 }
