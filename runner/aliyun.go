@@ -50,7 +50,7 @@ func apsaraTopicManager(def *pipeline.Definition, log *slog.Logger) (*aliyun.Top
 		InstanceID:      a.InstanceID,
 		Endpoint:        a.Endpoint,
 		RegionID:        a.RegionID,
-		CompactTopics:   true,
+		CompactTopics:   !def.Sink.IsKafka(), // change-event topics keep their history
 		Logger:          log,
 	}
 	if aliyunTestHook != nil {

@@ -37,6 +37,7 @@ type Report struct {
 	Warnings       []string       `json:"warnings"`
 
 	unreachable bool // the source could not be connected to: its other checks are left out
+	changeLog   bool // type kafka: topics are created with cleanup.policy=delete (kafka.go)
 }
 
 // PlannedTable is one matched table.
@@ -198,6 +199,7 @@ func (rep *Report) addCollisions(rt *routing) {
 // addTopics lists the cluster's topics, notes the missing ones and checks the partition
 // counts of the existing ones (against the state directory dir).
 func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir string, sec state.Secrets) error {
+	rep.changeLog = def.Sink.IsKafka()
 	want := map[string]bool{}
 	for _, t := range rep.Tables {
 		for _, topic := range t.Topics {
@@ -238,7 +240,7 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir 
 	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir, sec)
 	if len(rep.TopicsToCreate) > 0 && !def.Sink.TopicAutoCreate {
 		rep.Problems = append(rep.Problems, "error: topics missing and sink.topic.auto-create is false: "+
-			strings.Join(rep.TopicsToCreate, ", ")+"; create them (compacted) or turn auto-create on")
+			strings.Join(rep.TopicsToCreate, ", ")+"; create them ("+rep.topicKind()+") or turn auto-create on")
 	}
 	return nil
 }
@@ -331,7 +333,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Capture)
 		}
 	}
-	b.WriteString("Topics to create (compacted):")
+	b.WriteString("Topics to create (" + rep.topicKind() + "):")
 	if len(rep.TopicsToCreate) == 0 {
 		b.WriteString(" none")
 	}

@@ -9,6 +9,11 @@
 //     and caches the pre-encoded column names of each schema; no reflection, no maps per row.
 //     Floats follow ECMAScript's Number::toString; strings are escaped as
 //     Jackson does, and invalid UTF-8 (which the source never hands over) becomes U+FFFD.
+//   - [EventEncoder] renders a change as the change event of Flink CDC's Kafka pipeline sink
+//     (sink type kafka): a debezium-json or canal-json value, a {"TableId":…} JSON or CSV key,
+//     one record per change (event.go, with Java's number forms in java.go and Jackson's CSV
+//     quoting in csv.go). Both encoders are a [Format], which is all the sink sees of them;
+//     [Target] names the topic and the (routed) table id of a table's records.
 //   - [Partitioner] is the Java client's default partitioner for keyed records
 //     (toPositive(murmur2(key)) % partitions), so ingest and a Java or Flink producer agree
 //     on the partition of every key. The sink holds each topic's partition count fixed: it

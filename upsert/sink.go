@@ -69,6 +69,17 @@ type Config struct {
 	Topics func(change.TableID) []string
 	// Encode are the encoding options.
 	Encode EncodeOptions
+	// Format, when set, encodes the changes instead of an [Encoder] with Encode: an
+	// [EventEncoder] for type kafka.
+	Format Format
+	// Targets, when set, returns the targets of a table (topic and the table id its records
+	// name) instead of Topics with the source table's id; Topics is then not used.
+	Targets func(change.TableID) []Target
+	// AllToZero is partition.strategy all-to-zero: every record but the state record goes
+	// to partition 0.
+	AllToZero bool
+	// TopicConfigs are the configs of created topics (default cleanup.policy=compact).
+	TopicConfigs map[string]string
 	// BufferMaxRows and BufferInterval are sink.buffer-flush.max-rows and .interval: with
 	// both set, only the latest record per (topic, key) is kept and written when either
 	// limit is reached. Both zero: no buffering.
@@ -155,7 +166,7 @@ type Sink struct {
 	admin  *kadm.Client
 	topics *topicManager
 	part   *fixedPartitioner
-	enc    *Encoder
+	enc    Format
 	buf    *buffer
 	track  *tracker
 	txn    *txnState
@@ -185,8 +196,12 @@ func New(cfg Config) (*Sink, error) {
 		return nil, err
 	}
 	cfg.defaults()
-	s := &Sink{cfg: cfg, log: cfg.Logger, enc: NewEncoder(cfg.Encode), failed: make(chan struct{})}
-	s.enc.pool = newSlabPool(poisonSlabs)
+	s := &Sink{cfg: cfg, log: cfg.Logger, enc: cfg.Format, failed: make(chan struct{})}
+	if s.enc == nil {
+		enc := NewEncoder(cfg.Encode)
+		enc.pool = newSlabPool(poisonSlabs)
+		s.enc = enc
+	}
 	s.onDone = s.done
 	s.part = newFixedPartitioner(s.grew)
 	if cfg.BufferMaxRows > 0 {
@@ -206,7 +221,7 @@ func (c *Config) check() error {
 		return errors.New("upsert: the pipeline name is required")
 	case c.Properties == nil:
 		return errors.New("upsert: the sink properties are required")
-	case c.Topics == nil:
+	case c.Topics == nil && c.Targets == nil:
 		return errors.New("upsert: the topic router is required")
 	case c.Guarantee > None:
 		return fmt.Errorf("upsert: invalid delivery guarantee %d", c.Guarantee)
@@ -264,6 +279,9 @@ func (c *Config) defaults() {
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = -1
 	}
+	if c.TopicConfigs == nil {
+		c.TopicConfigs = map[string]string{"cleanup.policy": "compact"}
+	}
 }
 
 // Stats returns the sink's counters.
@@ -274,7 +292,8 @@ func (s *Sink) clientOpts() []kgo.Opt {
 	p := s.cfg.Properties
 	// The default minimum metadata age (5s) would make the first records to a topic the
 	// sink just created wait that long; a shorter one costs a few more metadata requests.
-	opts := append(p.ClientOpts(), kgo.RecordPartitioner(statePartitioner{state: s.cfg.StateTopic, data: s.part}), kgo.MetadataMinAge(250*time.Millisecond))
+	opts := append(p.ClientOpts(), kgo.RecordPartitioner(statePartitioner{state: s.cfg.StateTopic, data: s.partitioner()}),
+		kgo.MetadataMinAge(250*time.Millisecond))
 	switch s.cfg.Guarantee {
 	case None:
 		acks := kgo.LeaderAck()
@@ -321,7 +340,7 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 	s.topics = &topicManager{admin: s.admin, creator: creator, create: s.cfg.AutoCreate, log: s.log,
 		known: map[string]bool{},
 		spec: TopicSpec{Partitions: s.cfg.Partitions, ReplicationFactor: s.cfg.ReplicationFactor,
-			Configs: map[string]string{"cleanup.policy": "compact"}},
+			Configs: s.cfg.TopicConfigs},
 		layout: &topicLayout{ledger: s.cfg.Ledger, recorded: map[string]int32{}, part: s.part}}
 	if err := s.checkLayout(ctx); err != nil {
 		s.Close()
@@ -535,6 +554,9 @@ func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Ti
 		return errors.New("upsert: change without a schema")
 	}
 	table := c.Schema.Table
+	if s.cfg.Targets != nil {
+		return s.writeTargets(ctx, c, commit, s.cfg.Targets(table))
+	}
 	topics := s.cfg.Topics(table)
 	if len(topics) == 0 {
 		return &Error{Op: "route", Table: table, Err: errors.New("no topic for the table")}
@@ -543,9 +565,51 @@ func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Ti
 		return err
 	}
 	var err error
-	if s.msgs, err = s.enc.Encode(s.msgs[:0], c, commit); err != nil {
+	if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, nil); err != nil {
 		return &Error{Op: "encode", Table: table, Err: err}
 	}
+	return s.send(ctx, table, topics)
+}
+
+// writeTargets writes one change to each of its targets; a format whose messages depend
+// on the target encodes the change for each.
+func (s *Sink) writeTargets(ctx context.Context, c *change.Change, commit time.Time, targets []Target) error {
+	table := c.Schema.Table
+	if len(targets) == 0 {
+		return &Error{Op: "route", Table: table, Err: errors.New("no topic for the table")}
+	}
+	if !s.enc.PerTarget() {
+		topics := make([]string, len(targets))
+		for i, t := range targets {
+			topics[i] = t.Topic
+		}
+		if err := s.topics.ensure(ctx, topics); err != nil {
+			return err
+		}
+		var err error
+		if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, &targets[0]); err != nil {
+			return &Error{Op: "encode", Table: table, Err: err}
+		}
+		return s.send(ctx, table, topics)
+	}
+	for i := range targets {
+		topic := []string{targets[i].Topic}
+		if err := s.topics.ensure(ctx, topic); err != nil {
+			return err
+		}
+		var err error
+		if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, &targets[i]); err != nil {
+			return &Error{Op: "encode", Table: table, Topic: targets[i].Topic, Err: err}
+		}
+		if err := s.send(ctx, table, topic); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send writes the encoded messages s.msgs to each of topics.
+func (s *Sink) send(ctx context.Context, table change.TableID, topics []string) error {
 	for _, m := range s.msgs {
 		// Each record holds the message's slabs until it is acknowledged: the first takes
 		// over the message's holds, the copies for other topics hold them once more, all
