@@ -45,6 +45,10 @@ type Options struct {
 	// labels and kept out of the state directory (hashed in its identity, replaced by
 	// their placeholders in its checkpoint). The logger is expected to scrub on its own.
 	Scrubber *secrets.Scrubber
+	// StopTimeout bounds a stop (SIGINT/SIGTERM/SIGHUP, cancelled ctx) from the signal to
+	// Run's return (--stop-timeout; default upsert.DefaultStopTimeout, under Kubernetes' 30s
+	// grace period). What the sink could not write by then is left for the next run.
+	StopTimeout time.Duration
 }
 
 // DefaultStateDir is the state directory of a pipeline when --state is not given.
@@ -61,8 +65,22 @@ func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 	defer r.store.Close()
 	defer r.display.Close()
 	err = r.runRestarting(ctx)
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		err = nil // stopped by SIGINT/SIGTERM (even while starting): what was acknowledged is stored
+	return r.stopped(ctx, err)
+}
+
+// stopped returns nil for the error of a run that was stopped (ctx cancelled: a signal)
+// while it was starting, waiting to restart, or writing to a broker that did not answer
+// before the stop deadline: what was acknowledged is stored, and the rest is the next run's.
+// Fatal errors are returned.
+func (r *run) stopped(ctx context.Context, err error) error {
+	if ctx.Err() == nil || err == nil {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || upsert.IsRetryable(err) {
+		if !errors.Is(err, context.Canceled) {
+			r.log.Warn("stopped before everything was written to Kafka; the next run writes the rest from the stored position", "err", err)
+		}
+		return nil
 	}
 	return err
 }
@@ -157,6 +175,9 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if opts.SaveEvery <= 0 {
 		opts.SaveEvery = 200 * time.Millisecond
 	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = upsert.DefaultStopTimeout
+	}
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
 	}
@@ -178,6 +199,7 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 		return nil, err
 	}
 	r.snk.Acked = r.acked
+	r.snk.StopTimeout, r.snk.ConnectTimeout = opts.StopTimeout, def.Source.ConnectTimeout
 	r.snk.Written = (&written{m: r.m, count: &r.status.records}).observe
 	id := state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
 	if opts.Scrubber != nil {
@@ -249,7 +271,7 @@ func (r *run) run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { defer close(inputs); return r.forward(gctx, pipe, inputs) })
-	sinkCtx, stopSink := r.sinkContext(ctx, sinkDone)
+	sinkCtx, stopSink := r.sinkContext(ctx, sink, sinkDone)
 	defer stopSink()
 	g.Go(func() error {
 		defer close(sinkDone)
@@ -271,14 +293,13 @@ func (r *run) run(ctx context.Context) error {
 	return err
 }
 
-// stopTimeout bounds how long the sink may drain after SIGINT/SIGTERM.
-const stopTimeout = 30 * time.Second
-
 // sinkContext is the sink's context. A stop (ctx cancelled) stops the source at once, but
 // the sink first writes and acknowledges what was already handed to it (the input channel
-// closes behind the source), so that the position stored at the end is as far as possible;
-// only when that takes longer than stopTimeout (a broker that is down) is the sink cancelled.
-func (r *run) sinkContext(ctx context.Context, sinkDone <-chan struct{}) (context.Context, context.CancelFunc) {
+// closes behind the source), so that the position stored at the end is as far as possible.
+// The run owns the one stop deadline, Options.StopTimeout from the signal: the sink is
+// told it (its final flush, commit or abort end by then), and is cancelled when it passes
+// (a broker that is down).
+func (r *run) sinkContext(ctx context.Context, sink *upsert.Sink, sinkDone <-chan struct{}) (context.Context, context.CancelFunc) {
 	sinkCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
 		select {
@@ -286,12 +307,13 @@ func (r *run) sinkContext(ctx context.Context, sinkDone <-chan struct{}) (contex
 			return
 		case <-ctx.Done():
 		}
-		t := time.NewTimer(stopTimeout)
+		sink.StopBy(time.Now().Add(r.opts.StopTimeout))
+		t := time.NewTimer(r.opts.StopTimeout)
 		defer t.Stop()
 		select {
 		case <-sinkDone:
 		case <-t.C:
-			r.log.Warn("the sink did not finish within the stop timeout; stopping it", "timeout", stopTimeout)
+			r.log.Warn("the sink did not finish within the stop timeout; what it holds is left for the next run", "timeout", r.opts.StopTimeout)
 			cancel()
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,8 +104,12 @@ type Config struct {
 	Written func(Written)
 	// Logger receives warnings and notices (default slog.Default()).
 	Logger *slog.Logger
-	// StopTimeout bounds the final flush (and commit) when Run stops (default 30s).
+	// StopTimeout bounds the whole stop of Run, the final flush and commit (or abort)
+	// together, from the moment it begins (default 20s); [Sink.StopBy] can set an earlier end.
 	StopTimeout time.Duration
+	// ConnectTimeout bounds the metadata request with which Start checks that a broker
+	// answers (default 30s, the source's connect.timeout in a pipeline).
+	ConnectTimeout time.Duration
 	// ClientOpts are added to the franz-go options last (tests, tuning).
 	ClientOpts []kgo.Opt
 }
@@ -162,6 +167,32 @@ type Sink struct {
 
 	started   bool
 	closeOnce sync.Once
+
+	stopBy       atomic.Int64 // StopBy, Unix nanoseconds; 0: not set
+	stopDeadline time.Time    // when the stop begun by Run must be over; zero until then
+}
+
+// DefaultStopTimeout is Config.StopTimeout's default: under Kubernetes' 30s grace period.
+const DefaultStopTimeout = 20 * time.Second
+
+// StopBy sets when Run's stop must be over at the latest: the owner of a run's stop
+// deadline sets it once (at SIGTERM), and the final flush, commit or abort all end by then.
+// What could not be written by then is left for the next run. Safe to call from any
+// goroutine.
+func (s *Sink) StopBy(t time.Time) { s.stopBy.Store(t.UnixNano()) }
+
+// stopContext returns the context of the stop: not cancelled with ctx, but ended at the
+// stop's one deadline, fixed by the first call (now plus StopTimeout, or StopBy if that is
+// earlier) and shared by every later call, so that a flush followed by an abort does not
+// get the time twice.
+func (s *Sink) stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.stopDeadline.IsZero() {
+		s.stopDeadline = time.Now().Add(s.cfg.StopTimeout)
+	}
+	if by := s.stopBy.Load(); by != 0 && time.Unix(0, by).Before(s.stopDeadline) {
+		s.stopDeadline = time.Unix(0, by)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), s.stopDeadline)
 }
 
 // New checks cfg and returns a Sink. It does no I/O.
@@ -237,7 +268,10 @@ func (c *Config) defaults() {
 		c.Logger = slog.Default()
 	}
 	if c.StopTimeout <= 0 {
-		c.StopTimeout = 30 * time.Second
+		c.StopTimeout = DefaultStopTimeout
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 30 * time.Second
 	}
 	if c.Partitions == 0 {
 		c.Partitions = -1
@@ -313,18 +347,17 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 	return cp, nil
 }
 
-// Probe limits: how long one metadata request of probe may take, and how many times an EOF
-// on the first read is tried before it counts as a configuration error.
-const (
-	probeTimeout  = 5 * time.Second
-	probeAttempts = 3
-)
+// probeAttempts is how many times probe tries a metadata request whose new connection
+// gave an EOF on the first read before that counts as a configuration error.
+const probeAttempts = 3
 
-// probe asks the brokers for metadata with a client that keeps franz-go's default for an
-// EOF on a new connection's first read: an error at once, which is what a listener
-// expecting SASL or TLS gives a client speaking neither. Three such answers in a row are a
-// configuration error. Other failures (no broker up yet) are left to the sink's client,
-// which retries them.
+// probe asks the brokers for metadata, each attempt bounded by ConnectTimeout, with a
+// client that keeps franz-go's default for an EOF on a new connection's first read: an
+// error at once, which is what a listener expecting SASL or TLS gives a client speaking
+// neither. Three such answers in a row are a configuration error. No answer within
+// ConnectTimeout (a wrong address, a broker that is down) is a retryable connect error: on
+// a first start the caller stops with it before anything is read; on a restart it tries
+// again later.
 func (s *Sink) probe(ctx context.Context) error {
 	cl, err := kgo.NewClient(append(s.cfg.Properties.ClientOpts(), s.cfg.ClientOpts...)...)
 	if err != nil {
@@ -333,14 +366,19 @@ func (s *Sink) probe(ctx context.Context) error {
 	defer cl.Close()
 	admin := kadm.NewClient(cl)
 	for attempt := 1; ; attempt++ {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		pctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 		_, err := admin.BrokerMetadata(pctx)
 		cancel()
 		var eof *kgo.ErrFirstReadEOF
-		if err == nil || !errors.As(err, &eof) {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if attempt == probeAttempts {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !errors.As(err, &eof):
+			return &Error{Op: "connect", Retryable: true, Err: fmt.Errorf("no broker of properties.bootstrap.servers %s answered within %s "+
+				"(the source's connect.timeout): %w; check the address and that the brokers are up", strings.Join(s.cfg.Properties.Brokers, ","), s.cfg.ConnectTimeout, err)}
+		case attempt == probeAttempts:
 			return &Error{Op: "connect", Err: fmt.Errorf("%w; check properties.security.protocol (and the sasl.* and ssl.* properties) against the brokers' listener", err)}
 		}
 		select {
@@ -706,7 +744,7 @@ func (s *Sink) tick(ctx context.Context) error {
 // stop ends Run after the input closed or ctx was cancelled: flush, wait for the
 // acknowledgements (or commit) within StopTimeout, report.
 func (s *Sink) stop(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout)
+	sctx, cancel := s.stopContext(ctx)
 	defer cancel()
 	if s.txn != nil {
 		return s.stopTxn(sctx)

@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/upsert"
 )
 
 // Exit codes.
@@ -36,6 +38,7 @@ type app struct {
 	stateDir      string
 	untilCaughtUp bool
 	metricsAddr   string
+	stopTimeout   time.Duration
 	output        string
 	offline       bool
 	tail          tailFlags
@@ -181,6 +184,9 @@ func (a *app) applyCommand() *cobra.Command {
 					return fmt.Errorf("--metrics-addr %q: want HOST:PORT", a.metricsAddr)
 				}
 			}
+			if a.stopTimeout <= 0 {
+				return fmt.Errorf("--stop-timeout %s: want a positive duration such as 20s", a.stopTimeout)
+			}
 			return a.apply(cmd.Context(), args[0])
 		},
 	}
@@ -188,6 +194,7 @@ func (a *app) applyCommand() *cobra.Command {
 	f.StringVar(&a.stateDir, "state", "", "`DIR` that holds the pipeline's position and lock")
 	f.BoolVar(&a.untilCaughtUp, "until-caught-up", false, "run the snapshot if one is due and the binlog up to the position of the start, then exit 0")
 	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve metrics on `HOST:PORT`")
+	f.DurationVar(&a.stopTimeout, "stop-timeout", upsert.DefaultStopTimeout, "on SIGTERM, SIGINT or SIGHUP: exit within `DURATION`; what is not written to Kafka by then is left for the next run")
 	return cmd
 }
 
