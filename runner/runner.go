@@ -64,8 +64,13 @@ func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 	}
 	defer r.store.Close()
 	defer r.display.Close()
-	err = r.runRestarting(ctx)
-	return r.stopped(ctx, err)
+	observed := make(chan struct{})
+	defer close(observed)
+	go r.followLag(observed)
+	began := time.Now()
+	err = r.stopped(ctx, r.runRestarting(ctx))
+	r.summary(began, err)
+	return err
 }
 
 // stopped returns nil for the error of a run that was stopped (ctx cancelled: a signal)
@@ -103,6 +108,7 @@ const (
 func (r *run) runRestarting(ctx context.Context) error {
 	once := func(ctx context.Context) (bool, error) {
 		r.running = false
+		r.lag.restarted()
 		err := r.run(ctx)
 		return r.running, err
 	}
@@ -160,6 +166,8 @@ type run struct {
 	running bool        // this run got past its start: its failures may be restarted
 	source  *cdc.Source // set by produce before the stream's first batch; then read by forward
 	extras  extraCache  // owned by forward
+	lag     lagClock
+	writes  *written
 	display progress.Display
 	status  status
 
@@ -200,7 +208,8 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	}
 	r.snk.Acked = r.acked
 	r.snk.StopTimeout, r.snk.ConnectTimeout = opts.StopTimeout, def.Source.ConnectTimeout
-	r.snk.Written = (&written{m: r.m, count: &r.status.records}).observe
+	r.writes = &written{m: r.m, count: &r.status.records, bytes: &r.status.bytes}
+	r.snk.Written = r.writes.observe
 	id := state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
 	if opts.Scrubber != nil {
 		r.m.ScrubLabels(opts.Scrubber.Scrub)
@@ -361,15 +370,18 @@ func (r *run) stopAt(ctx context.Context, ph *phases) error {
 // metric.
 func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.Input) error {
 	// send hands inputs to the sink; lagged: they are stream transactions, whose commit
-	// times the lag metric follows.
+	// times the lag metric follows (lag.go).
 	send := func(lagged bool, inputs ...upsert.Input) bool {
 		for _, in := range inputs {
+			if lagged && in.End && len(in.Position) > 0 {
+				r.lag.seen(in.CommitTime, time.Now()) // before the sink can acknowledge it
+			}
 			select {
 			case out <- in: // room at once: no select over the context
 				continue
 			default:
 			}
-			if !r.sendWaiting(ctx, out, in, lagged) {
+			if !sendWaiting(ctx, out, in) {
 				return false
 			}
 		}
@@ -390,9 +402,6 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	handoff := <-pipe.handoff
 	var held []change.Batch // a stream transaction's batches, held while the hand-off filters
 	for b := range pipe.stream {
-		if !b.CommitTime.IsZero() {
-			r.setLag(time.Since(b.CommitTime))
-		}
 		if handoff == nil {
 			in := upsert.Input{Batch: b}
 			if b.End {
@@ -426,26 +435,14 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	return nil
 }
 
-// sendWaiting hands in to the sink, which is behind (Kafka is slow, or down): it waits, and
-// meanwhile raises the lag metric every second from the commit time of the stream batch it
-// holds, which otherwise would show the lag of the last batch taken for as long as the
-// back-pressure lasts.
-func (r *run) sendWaiting(ctx context.Context, out chan<- upsert.Input, in upsert.Input, lagged bool) bool {
-	var tick <-chan time.Time
-	if lagged && !in.CommitTime.IsZero() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case out <- in:
-			return true
-		case <-ctx.Done():
-			return false
-		case <-tick:
-			r.setLag(time.Since(in.CommitTime))
-		}
+// sendWaiting hands in to the sink, which is behind (Kafka is slow, or down), or gives up
+// when ctx ends. The lag metric goes on rising meanwhile (followLag).
+func sendWaiting(ctx context.Context, out chan<- upsert.Input, in upsert.Input) bool {
+	select {
+	case out <- in:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -508,7 +505,8 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 
 // acked is the sink's report of an acknowledged (or committed) checkpoint.
 func (r *run) acked(cp upsert.Checkpoint) {
-	r.m.TransactionsCommitted.Inc()
+	r.m.TransactionsCommitted.Add(float64(cp.Transactions))
+	r.lag.acked(cp, time.Now())
 	if r.exactlyOnce() {
 		r.m.KafkaTransactions.Inc()
 		return

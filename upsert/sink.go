@@ -503,7 +503,10 @@ func (s *Sink) write(ctx context.Context, b *Input) error {
 	if !b.End {
 		return nil
 	}
-	cp := &Checkpoint{Position: b.Position, Progress: b.Progress}
+	cp := &Checkpoint{Position: b.Position, Progress: b.Progress, CommitTime: b.CommitTime}
+	if len(b.Position) > 0 {
+		cp.Transactions = 1 // a source transaction; a snapshot chunk's end has no position
+	}
 	if s.txn != nil {
 		return s.endTxn(ctx, cp)
 	}

@@ -3,6 +3,7 @@ package upsert
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Checkpoint is what the sink reports, and in exactly-once mode stores, once a source
@@ -12,6 +13,12 @@ type Checkpoint struct {
 	Position []byte
 	// Progress is the caller's snapshot progress given with that batch ([Input].Progress).
 	Progress []byte
+	// Transactions is how many source transactions (End batches that carry a position)
+	// this checkpoint makes safe since the one reported before it: checkpoints are reported
+	// one per acknowledgement or Kafka commit, which may cover many transactions.
+	Transactions int
+	// CommitTime is the source commit time of that batch (zero for a snapshot chunk).
+	CommitTime time.Time
 }
 
 // tracker follows the acknowledgement of produced records (at-least-once and none) and
@@ -70,7 +77,12 @@ func (t *tracker) seal(cp *Checkpoint) {
 }
 
 // pendingCheckpoint remembers cp until the buffered records before it are produced.
-func (t *tracker) pendingCheckpoint(cp *Checkpoint) { t.waiting = cp }
+func (t *tracker) pendingCheckpoint(cp *Checkpoint) {
+	if t.waiting != nil {
+		cp.Transactions += t.waiting.Transactions
+	}
+	t.waiting = cp
+}
 
 // sealPending seals the open unit with the waiting checkpoint, if there is one.
 func (t *tracker) sealPending() {
@@ -108,15 +120,21 @@ func (t *tracker) release() *Checkpoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var cp *Checkpoint
-	n := 0
+	n, txns := 0, 0
 	for _, u := range t.units {
 		if !u.complete() || u.failed.Load() {
 			break
 		}
 		if u.checkpoint != nil {
 			cp = u.checkpoint
+			txns += cp.Transactions
 		}
 		n++
+	}
+	if cp != nil {
+		c := *cp
+		c.Transactions = txns
+		cp = &c
 	}
 	t.units = t.units[n:]
 	return cp

@@ -58,6 +58,9 @@ func (s *Sink) beginTxn() error {
 // due.
 func (s *Sink) endTxn(ctx context.Context, cp *Checkpoint) error {
 	s.txn.partial = false
+	if s.txn.checkpoint != nil {
+		cp.Transactions += s.txn.checkpoint.Transactions // one Kafka transaction, many source ones
+	}
 	s.txn.checkpoint = cp
 	if s.txn.since.IsZero() {
 		s.txn.since = time.Now()
