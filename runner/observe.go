@@ -22,7 +22,7 @@ type written struct {
 	m      *metrics.Metrics
 	count  *atomic.Int64
 	bytes  *atomic.Int64 // nil: not counted
-	series sync.Map // seriesKey → *seriesSet
+	series sync.Map      // seriesKey → *seriesSet
 	last   atomic.Pointer[seriesSet]
 }
 
