@@ -12,6 +12,7 @@ import (
 // rules are the checks that involve more than one option. Each reports
 // its problems at the option that has to change and says why.
 var rules = []func(*loader){
+	checkPipelineName,
 	checkSpecificOffset,
 	checkTimestampStartup,
 	checkServerIDRange,
@@ -62,6 +63,36 @@ func (l *loader) usable(paths ...string) bool {
 func (l *loader) at(path, format string, args ...any) {
 	p := l.def.position(path)
 	l.errorf(p, path, format, args...)
+}
+
+// MaxNameLen is the longest pipeline.name: it is a directory name under .ingest/ (255
+// bytes on most file systems), part of the Kafka transactional id and a metric label.
+const MaxNameLen = 200
+
+// checkPipelineName refuses a pipeline.name that cannot be a directory of its own (".",
+// "..", a path separator), a transactional id and a metric label: letters, digits, '.',
+// '-' and '_', at most MaxNameLen of them. The value is not printed: it may be a secret.
+func checkPipelineName(l *loader) {
+	name := l.def.Pipeline.Name
+	if l.bad["pipeline.name"] || strings.TrimSpace(name) == "" {
+		return // refused already, or empty (loadSettings says so)
+	}
+	const fix = "; use letters, digits, '.', '-' and '_' (it names the state directory .ingest/<name>, the Kafka transactional id and the metrics' pipeline label)"
+	switch {
+	case name == "." || name == "..":
+		l.at("pipeline.name", "%q is not a name of its own: the state would be written to .ingest/%s"+fix, name, name)
+	case len(name) > MaxNameLen:
+		l.at("pipeline.name", "is %d characters long, more than %d"+fix, len(name), MaxNameLen)
+	default:
+		if i := strings.IndexFunc(name, func(r rune) bool { return !nameChar(r) }); i >= 0 {
+			l.at("pipeline.name", "has the character %q at %d, which a name may not have"+fix, name[i:i+1], i+1)
+		}
+	}
+}
+
+// nameChar reports whether r may be in a pipeline name.
+func nameChar(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '-' || r == '_'
 }
 
 const (
