@@ -41,7 +41,7 @@ func (c *lagClock) acked(cp upsert.Checkpoint, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ackedAt = now
-	c.outstanding -= cp.Transactions
+	c.outstanding -= cp.Ends
 	switch {
 	case c.outstanding <= 0:
 		c.outstanding, c.since = 0, time.Time{}

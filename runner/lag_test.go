@@ -59,7 +59,7 @@ func TestLagClock(t *testing.T) {
 				case "seen":
 					c.seen(at(s.commit), now)
 				case "acked":
-					c.acked(upsert.Checkpoint{Transactions: s.txns, CommitTime: at(s.commit)}, now)
+					c.acked(upsert.Checkpoint{Ends: s.txns, CommitTime: at(s.commit)}, now)
 				case "restarted":
 					c.restarted()
 				}

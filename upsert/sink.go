@@ -168,6 +168,7 @@ type Sink struct {
 	started   bool
 	closeOnce sync.Once
 
+	txnChanges   bool         // the source transaction being written had changes so far
 	stopBy       atomic.Int64 // StopBy, Unix nanoseconds; 0: not set
 	stopDeadline time.Time    // when the stop begun by Run must be over; zero until then
 }
@@ -501,12 +502,17 @@ func (s *Sink) write(ctx context.Context, b *Input) error {
 		}
 	}
 	if !b.End {
+		s.txnChanges = s.txnChanges || len(b.Changes) > 0
 		return nil
 	}
 	cp := &Checkpoint{Position: b.Position, Progress: b.Progress, CommitTime: b.CommitTime}
-	if len(b.Position) > 0 {
-		cp.Transactions = 1 // a source transaction; a snapshot chunk's end has no position
+	if len(b.Position) > 0 { // a snapshot chunk's end has none
+		cp.Ends = 1
+		if s.txnChanges || len(b.Changes) > 0 {
+			cp.Transactions = 1
+		}
 	}
+	s.txnChanges = false
 	if s.txn != nil {
 		return s.endTxn(ctx, cp)
 	}

@@ -143,10 +143,10 @@ func TestTrackerCountsTransactions(t *testing.T) {
 	var units []*unit
 	for i := range 3 {
 		units = append(units, tr.add())
-		tr.seal(&Checkpoint{Position: []byte(fmt.Sprint(i)), Transactions: 1})
+		tr.seal(&Checkpoint{Position: []byte(fmt.Sprint(i)), Ends: 1, Transactions: 1})
 	}
 	for i := range 4 { // four transactions while the buffer holds their records
-		tr.pendingCheckpoint(&Checkpoint{Position: []byte(fmt.Sprint(3 + i)), Transactions: 1})
+		tr.pendingCheckpoint(&Checkpoint{Position: []byte(fmt.Sprint(3 + i)), Ends: 1, Transactions: i % 2}) // two heartbeats
 	}
 	units = append(units, tr.add())
 	tr.sealPending()
@@ -154,8 +154,8 @@ func TestTrackerCountsTransactions(t *testing.T) {
 		u.done(nil)
 	}
 	got := tr.release()
-	if got == nil || string(got.Position) != "6" || got.Transactions != 7 {
-		t.Fatalf("released %+v, want position 6 covering 7 transactions", got)
+	if got == nil || string(got.Position) != "6" || got.Ends != 7 || got.Transactions != 5 {
+		t.Fatalf("released %+v, want position 6 covering 7 ends, 5 of them transactions", got)
 	}
 }
 

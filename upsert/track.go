@@ -13,9 +13,13 @@ type Checkpoint struct {
 	Position []byte
 	// Progress is the caller's snapshot progress given with that batch ([Input].Progress).
 	Progress []byte
-	// Transactions is how many source transactions (End batches that carry a position)
-	// this checkpoint makes safe since the one reported before it: checkpoints are reported
-	// one per acknowledgement or Kafka commit, which may cover many transactions.
+	// Ends is how many End batches carrying a position (source transactions, and the
+	// heartbeats that move the position past others' transactions) this checkpoint makes
+	// safe since the one reported before it: checkpoints are reported one per
+	// acknowledgement or Kafka commit, which may cover many.
+	Ends int
+	// Transactions is how many of those Ends closed a source transaction with changes of
+	// the captured tables.
 	Transactions int
 	// CommitTime is the source commit time of that batch (zero for a snapshot chunk).
 	CommitTime time.Time
@@ -78,10 +82,16 @@ func (t *tracker) seal(cp *Checkpoint) {
 
 // pendingCheckpoint remembers cp until the buffered records before it are produced.
 func (t *tracker) pendingCheckpoint(cp *Checkpoint) {
-	if t.waiting != nil {
-		cp.Transactions += t.waiting.Transactions
-	}
+	cp.count(t.waiting)
 	t.waiting = cp
+}
+
+// count adds the counts of prev, a checkpoint that cp replaces, to cp's.
+func (cp *Checkpoint) count(prev *Checkpoint) {
+	if prev != nil {
+		cp.Ends += prev.Ends
+		cp.Transactions += prev.Transactions
+	}
 }
 
 // sealPending seals the open unit with the waiting checkpoint, if there is one.
@@ -120,20 +130,21 @@ func (t *tracker) release() *Checkpoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var cp *Checkpoint
-	n, txns := 0, 0
+	var counts Checkpoint
+	n := 0
 	for _, u := range t.units {
 		if !u.complete() || u.failed.Load() {
 			break
 		}
 		if u.checkpoint != nil {
 			cp = u.checkpoint
-			txns += cp.Transactions
+			counts.count(cp)
 		}
 		n++
 	}
 	if cp != nil {
 		c := *cp
-		c.Transactions = txns
+		c.Ends, c.Transactions = counts.Ends, counts.Transactions
 		cp = &c
 	}
 	t.units = t.units[n:]

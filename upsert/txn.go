@@ -58,9 +58,7 @@ func (s *Sink) beginTxn() error {
 // due.
 func (s *Sink) endTxn(ctx context.Context, cp *Checkpoint) error {
 	s.txn.partial = false
-	if s.txn.checkpoint != nil {
-		cp.Transactions += s.txn.checkpoint.Transactions // one Kafka transaction, many source ones
-	}
+	cp.count(s.txn.checkpoint) // one Kafka transaction, many source ones
 	s.txn.checkpoint = cp
 	if s.txn.since.IsZero() {
 		s.txn.since = time.Now()
