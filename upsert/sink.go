@@ -352,13 +352,15 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 // gave an EOF on the first read before that counts as a configuration error.
 const probeAttempts = 3
 
-// probe asks the brokers for metadata, each attempt bounded by ConnectTimeout, with a
-// client that keeps franz-go's default for an EOF on a new connection's first read: an
-// error at once, which is what a listener expecting SASL or TLS gives a client speaking
-// neither. Three such answers in a row are a configuration error. No answer within
-// ConnectTimeout (a wrong address, a broker that is down) is a retryable connect error: on
-// a first start the caller stops with it before anything is read; on a restart it tries
-// again later.
+// probe asks the brokers for metadata, for at most ConnectTimeout, with a client that keeps
+// franz-go's default for an EOF on a new connection's first read: an error at once, which is
+// what a listener expecting SASL or TLS gives a client speaking neither. Three such answers
+// in a row are a configuration error. An answer of Kafka's (an error code: refused
+// credentials, say) is left to the sink's client, which says what it is. Anything else
+// until ConnectTimeout has passed (a wrong address, a broker that is down or restarting, a
+// port where something else answers; tried again every second) is a retryable connect
+// error: on a first start the caller stops with it before anything is read; on a restart
+// it tries again later.
 func (s *Sink) probe(ctx context.Context) error {
 	cl, err := kgo.NewClient(append(s.cfg.Properties.ClientOpts(), s.cfg.ClientOpts...)...)
 	if err != nil {
@@ -366,28 +368,43 @@ func (s *Sink) probe(ctx context.Context) error {
 	}
 	defer cl.Close()
 	admin := kadm.NewClient(cl)
-	for attempt := 1; ; attempt++ {
-		pctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
+	var last error // the last failure that says more than the deadline
+	for eofs := 0; ; {
 		_, err := admin.BrokerMetadata(pctx)
-		cancel()
+		if last == nil || !errors.Is(err, context.DeadlineExceeded) {
+			last = err
+		}
 		var eof *kgo.ErrFirstReadEOF
 		switch {
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case !errors.As(err, &eof):
-			return &Error{Op: "connect", Retryable: true, Err: fmt.Errorf("no broker of properties.bootstrap.servers %s answered within %s "+
-				"(the source's connect.timeout): %w; check the address and that the brokers are up", strings.Join(s.cfg.Properties.Brokers, ","), s.cfg.ConnectTimeout, err)}
-		case attempt == probeAttempts:
-			return &Error{Op: "connect", Err: fmt.Errorf("%w; check properties.security.protocol (and the sasl.* and ssl.* properties) against the brokers' listener", err)}
+		case errors.As(err, &eof):
+			if eofs++; eofs == probeAttempts {
+				return &Error{Op: "connect", Err: fmt.Errorf("%w; check properties.security.protocol (and the sasl.* and ssl.* properties) against the brokers' listener", err)}
+			}
+		case kafkaAnswered(err):
+			return nil
 		}
 		select {
 		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-pctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &Error{Op: "connect", Retryable: true, Err: fmt.Errorf("no Kafka broker of properties.bootstrap.servers %s answered within %s "+
+				"(the source's connect.timeout): %w; check the address and that the brokers are up", strings.Join(s.cfg.Properties.Brokers, ","), s.cfg.ConnectTimeout, last)}
 		}
 	}
+}
+
+// kafkaAnswered reports whether err is an error code from a Kafka broker.
+func kafkaAnswered(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke)
 }
 
 // Close releases the client. Run calls it; call it yourself only after a Start that is not
