@@ -210,7 +210,7 @@ func TestWrongBootstrapFailsFirstStart(t *testing.T) {
 	if p.elapsed > 3*time.Second+5*time.Second {
 		t.Errorf("exit after %v, want within connect.timeout 3s and a few seconds", p.elapsed)
 	}
-	for _, s := range []string{"no broker of properties.bootstrap.servers", nobody} {
+	for _, s := range []string{"no Kafka broker of properties.bootstrap.servers", nobody} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
