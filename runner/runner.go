@@ -54,9 +54,10 @@ type Options struct {
 // DefaultStateDir is the state directory of a pipeline when --state is not given.
 func DefaultStateDir(name string) string { return filepath.Join(".ingest", name) }
 
-// Run runs the pipeline until ctx is cancelled (SIGINT/SIGTERM: it then finishes in-flight
-// work, stores the position and returns nil), until it has caught up (UntilCaughtUp), or
-// until a part fails.
+// Run runs the pipeline until ctx is cancelled (SIGINT/SIGTERM/SIGHUP: it then finishes
+// in-flight work within Options.StopTimeout, stores the position and returns nil, also when
+// the broker is down or it waits to restart), until it has caught up (UntilCaughtUp), or
+// until a part fails. It ends with a summary log line.
 func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 	r, err := newRun(def, opts)
 	if err != nil {
