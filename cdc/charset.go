@@ -1,18 +1,13 @@
 package cdc
 
 import (
+	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
-	"golang.org/x/text/encoding/charmap"
-	"golang.org/x/text/encoding/japanese"
-	"golang.org/x/text/encoding/korean"
-	"golang.org/x/text/encoding/simplifiedchinese"
-	"golang.org/x/text/encoding/traditionalchinese"
-	"golang.org/x/text/encoding/unicode"
-	"golang.org/x/text/encoding/unicode/utf32"
 )
 
 // binaryCollation is the id of the "binary" collation: BINARY, VARBINARY and BLOB columns.
@@ -59,36 +54,26 @@ type decoder interface {
 }
 
 // decoderFor returns the decoder of a character set, or nil when the bytes are already
-// UTF-8 (utf8mb3, utf8mb4, ascii) or binary.
+// UTF-8 (utf8mb3, utf8mb4) or binary. The single-byte sets decode with the server's own
+// tables (charmaps.txt); the multi-byte ones with golang.org/x/text and the server's
+// corrections (charset_multibyte.go).
 func decoderFor(charset string) (decoder, error) {
-	switch cs := strings.ToLower(charset); cs {
-	case "", "utf8", "utf8mb3", "utf8mb4", "binary", "ascii":
+	cs := strings.ToLower(charset)
+	switch cs {
+	case "", "utf8", "utf8mb3", "utf8mb4", "binary":
 		return nil, nil
-	case "latin1":
-		return latin1Decoder{}, nil
-	default:
-		enc := xtextEncodings[cs]
-		if enc == nil {
-			return nil, fmt.Errorf("character set %s is not supported", charset)
-		}
-		return xtextDecoder{enc}, nil
 	}
-}
-
-var xtextEncodings = map[string]encoding.Encoding{
-	"latin2": charmap.ISO8859_2, "latin5": charmap.ISO8859_9, "latin7": charmap.ISO8859_13,
-	"greek": charmap.ISO8859_7, "hebrew": charmap.ISO8859_8, "cp1250": charmap.Windows1250,
-	"cp1251": charmap.Windows1251, "cp1256": charmap.Windows1256, "cp1257": charmap.Windows1257,
-	"cp850": charmap.CodePage850, "cp852": charmap.CodePage852, "cp866": charmap.CodePage866,
-	"koi8r": charmap.KOI8R, "koi8u": charmap.KOI8U, "macroman": charmap.Macintosh,
-	"tis620": charmap.Windows874, "gbk": simplifiedchinese.GBK, "gb2312": simplifiedchinese.GBK,
-	"gb18030": simplifiedchinese.GB18030, "big5": traditionalchinese.Big5,
-	"sjis": japanese.ShiftJIS, "cp932": japanese.ShiftJIS, "ujis": japanese.EUCJP,
-	"eucjpms": japanese.EUCJP, "euckr": korean.EUCKR,
-	"utf16":   unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM),
-	"ucs2":    unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM),
-	"utf16le": unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM),
-	"utf32":   utf32.UTF32(utf32.BigEndian, utf32.IgnoreBOM),
+	if t := charmaps[cs]; t != nil {
+		return t, nil
+	}
+	enc := xtextEncodings[cs]
+	switch {
+	case enc == nil:
+		return nil, fmt.Errorf("character set %s is not supported", charset)
+	case mbmaps[cs] != nil:
+		return mbDecoder{enc: enc, fixes: mbmaps[cs], seqLen: seqLens[cs]}, nil
+	}
+	return xtextDecoder{enc}, nil
 }
 
 type xtextDecoder struct{ enc encoding.Encoding }
@@ -97,38 +82,97 @@ func (d xtextDecoder) decode(b []byte) ([]byte, error) {
 	return d.enc.NewDecoder().Bytes(b)
 }
 
-// latin1Table is MySQL's latin1: Windows-1252, except that the five bytes 1252 leaves
-// undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) map to the C1 controls of the same number.
-var latin1Table = func() (t [128]rune) {
-	for i := range t {
-		t[i] = charmap.Windows1252.DecodeByte(byte(0x80 + i))
-		if t[i] == utf8.RuneError {
-			t[i] = rune(0x80 + i)
-		}
+// charmapsText holds the server's table of every single-byte character set (see its header);
+// TestCharmapsMatchServer (charset_integration_test.go) writes it from the server.
+//
+//go:embed charmaps.txt
+var charmapsText string
+
+// charmapsHeader is the comment charmaps.txt starts with.
+const charmapsHeader = `# MariaDB's single-byte character sets: for each set, the code point of each byte 00..FF, 16
+# per line, as the server converts it (CONVERT(CHAR(byte USING set) USING utf8mb4)); ---- is a
+# byte the server does not map (it converts it to '?'), which decodes to U+FFFD.
+# Written by TestCharmapsMatchServer -update (charset_integration_test.go); do not edit.
+`
+
+// charmaps are the decoders of the single-byte character sets, by name.
+var charmaps = func() map[string]*charmap256 {
+	m, err := parseCharmaps(charmapsText)
+	if err != nil {
+		panic("cdc: charmaps.txt: " + err.Error())
 	}
-	return t
+	return m
 }()
 
-type latin1Decoder struct{}
+// charmap256 maps each byte of a single-byte character set to its character.
+type charmap256 struct {
+	runes [256]rune
+	ascii bool // bytes below 0x80 are ASCII
+}
 
-func (latin1Decoder) decode(b []byte) ([]byte, error) {
-	ascii := true
-	for _, c := range b {
-		if c >= 0x80 {
-			ascii = false
-			break
+// parseCharmaps reads charmaps.txt: a set's name on a line, then 16 lines of 16 code points.
+func parseCharmaps(text string) (map[string]*charmap256, error) {
+	m := map[string]*charmap256{}
+	var cur *charmap256
+	n := 0
+	for i, line := range strings.Split(text, "\n") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		case !strings.ContainsRune(line, ' '):
+			if cur != nil && n != 256 {
+				return nil, fmt.Errorf("line %d: %d bytes in the previous set", i+1, n)
+			}
+			cur, n = &charmap256{}, 0
+			m[line] = cur
+			continue
+		case cur == nil:
+			return nil, fmt.Errorf("line %d: code points before a set name", i+1)
+		}
+		for _, f := range strings.Fields(line) {
+			if n == 256 {
+				return nil, fmt.Errorf("line %d: more than 256 bytes", i+1)
+			}
+			r := utf8.RuneError
+			if f != "----" {
+				v, err := strconv.ParseUint(f, 16, 32)
+				if err != nil || !utf8.ValidRune(rune(v)) {
+					return nil, fmt.Errorf("line %d: bad code point %q", i+1, f)
+				}
+				r = rune(v)
+			}
+			cur.runes[n] = r
+			n++
 		}
 	}
-	if ascii {
+	if cur != nil && n != 256 {
+		return nil, fmt.Errorf("%d bytes in the last set", n)
+	}
+	for _, t := range m {
+		t.ascii = true
+		for i := range 0x80 {
+			t.ascii = t.ascii && t.runes[i] == rune(i)
+		}
+	}
+	return m, nil
+}
+
+func (t *charmap256) decode(b []byte) ([]byte, error) {
+	if t.ascii && isASCII(b) {
 		return b, nil
 	}
 	out := make([]byte, 0, len(b)+len(b)/2)
 	for _, c := range b {
-		if c < 0x80 {
-			out = append(out, c)
-			continue
-		}
-		out = utf8.AppendRune(out, latin1Table[c-0x80])
+		out = utf8.AppendRune(out, t.runes[c])
 	}
 	return out, nil
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

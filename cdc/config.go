@@ -8,6 +8,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/ingestkit/ingest/change"
 )
 
 // StartupMode says where a stream without a stored position starts (scan.startup.mode).
@@ -65,6 +67,10 @@ type Config struct {
 	// Position, when non-zero, is the stored position to resume from; the startup mode
 	// is then ignored.
 	Position Position
+	// Server is the identity ([ServerIdentity.String]) of the server Position belongs to,
+	// recorded with the stored state. When set, [Preflight] (and so Run, on every reconnect)
+	// refuses a server with another identity. Empty: not checked.
+	Server string
 	// SchemaHistory is the schema history stored with Position ([Source.SchemaHistory]),
 	// so that the events after Position decode with the columns of their time even when DDL
 	// ran since. Without it (or without Position) the tables' shapes at the start position
@@ -98,6 +104,16 @@ type Config struct {
 	// Tables reports whether a table is captured (route.Filter.Match). Required. It is
 	// called from go-mysql's reader goroutine as well, so it must be safe for concurrent use.
 	Tables func(db, table string) bool
+	// Created, when set, is told of each table that a CREATE TABLE statement of the binlog
+	// creates (see createdTables in created.go), with the position after the statement,
+	// before the stream asks Tables whether the table is captured: a caller that captures
+	// the tables created after the start (scan.binlog.newly-added-table.enabled) makes
+	// Tables accept it from then on. It is called on go-mysql's reader goroutine, and again
+	// for the same statement when a reconnect replays it.
+	Created func(id change.TableID, at Position)
+	// Uncaptured, when set, is told of each table whose rows the stream meets and that
+	// Tables does not capture, once per table and connection (for the caller's warnings).
+	Uncaptured func(id change.TableID)
 	// Keys returns the key columns the pipeline gives a table (transform primary-keys), in
 	// key order, and whether it gives one. Nil: primary keys only.
 	Keys func(db, table string) ([]string, bool)

@@ -17,6 +17,7 @@ const (
 	queryBegin                 // BEGIN: a transaction of non-transactional tables opens
 	queryCommit                // COMMIT / ROLLBACK: it closes
 	queryDDL                   // a statement that may change table shapes
+	queryDML                   // a row change written as a statement (binlog_format STATEMENT or MIXED)
 )
 
 // classifyQuery sorts a QueryEvent's statement by its first keyword.
@@ -29,6 +30,8 @@ func classifyQuery(query string) ddlKind {
 		return queryCommit
 	case "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE":
 		return queryDDL
+	case "INSERT", "REPLACE", "UPDATE", "DELETE":
+		return queryDML
 	}
 	return queryOther
 }
@@ -82,4 +85,26 @@ func ddlTablesByPattern(db, query string) ([]change.TableID, bool) {
 		return []change.TableID{{DB: unquote(parts[0]), Table: unquote(parts[1])}}, false
 	}
 	return []change.TableID{{DB: db, Table: unquote(parts[0])}}, false
+}
+
+// dmlTablePattern finds the (first) table a DML statement writes.
+var dmlTablePattern = regexp.MustCompile("(?is)^\\s*(?:" +
+	"(?:INSERT|REPLACE)\\s+(?:(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE)\\s+)*(?:INTO\\s+)?|" +
+	"UPDATE\\s+(?:(?:LOW_PRIORITY|IGNORE)\\s+)*|" +
+	"DELETE\\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\\s+)*FROM\\s+)" +
+	"((?:`[^`]+`|[\\w$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[\\w$]+))?)")
+
+// dmlTable returns the table a DML statement writes (its first, for a multi-table UPDATE);
+// ok is false when the statement names none this pattern can read (a multi-table DELETE).
+func dmlTable(db, query string) (id change.TableID, ok bool) {
+	m := dmlTablePattern.FindStringSubmatch(stripLeadingComments(query))
+	if m == nil {
+		return change.TableID{}, false
+	}
+	parts := strings.SplitN(m[1], ".", 2)
+	unquote := func(s string) string { return strings.Trim(strings.TrimSpace(s), "`") }
+	if len(parts) == 2 {
+		return change.TableID{DB: unquote(parts[0]), Table: unquote(parts[1])}, true
+	}
+	return change.TableID{DB: db, Table: unquote(parts[0])}, true
 }

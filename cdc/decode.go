@@ -35,11 +35,14 @@ const (
 	classSet                        // SET; Labels
 	classJSON                       // JSON (MySQL binary JSON or MariaDB LONGTEXT json_valid)
 	classGeometry                   // GEOMETRY family
+	classUUID                       // MariaDB UUID; Length 16 (see fixedbin.go)
+	classInet4                      // MariaDB INET4; Length 4
+	classInet6                      // MariaDB INET6; Length 16
 )
 
 var classNames = [...]string{"", "int", "bool", "year", "float", "double", "decimal", "date",
 	"datetime", "timestamp", "time", "string", "binary", "bytes", "bit", "enum", "set", "json",
-	"geometry"}
+	"geometry", "uuid", "inet4", "inet6"}
 
 func (c class) String() string {
 	if int(c) < len(classNames) {
@@ -83,7 +86,8 @@ var classKinds = [...]change.Kind{classInt: change.Int, classBool: change.Bool,
 	classTimestamp: change.Timestamp, classTime: change.Time, classString: change.String,
 	classBinary: change.Bytes, classBytes: change.Bytes, classBit: change.Bytes,
 	classEnum: change.String, classSet: change.String, classJSON: change.JSON,
-	classGeometry: change.Geometry}
+	classGeometry: change.Geometry, classUUID: change.String, classInet4: change.String,
+	classInet6: change.String}
 
 // FromBinlog converts a value as go-mysql's row decoder returns it (BinlogSyncer with
 // ParseTime, TimestampStringLocation UTC and UseDecimal off) into a change.Value.
@@ -125,6 +129,11 @@ func (c *Column) fromBinlog(v any) (change.Value, error) {
 		if s, ok := v.(string); ok {
 			return change.BytesValue(padBinary(stringBytes(s), c.Length)), nil
 		}
+	case classUUID, classInet4, classInet6:
+		if s, ok := v.(string); ok {
+			return c.fixedBinFromBytes(stringBytes(s))
+		}
+		return change.Value{}, errUnexpectedType
 	}
 	switch x := v.(type) {
 	case string:
@@ -284,6 +293,8 @@ func (c *Column) fromText(b []byte) (change.Value, error) {
 	case classGeometry:
 		g, err := geometryJSON(b)
 		return change.GeometryValue(g), err
+	case classUUID, classInet4, classInet6:
+		return c.fixedBinFromText(b)
 	}
 	// classString, classEnum and classSet: labels and text in the column's character set.
 	return c.stringText(b)
@@ -309,7 +320,17 @@ func (c *Column) decimalText(b []byte) (change.Value, error) {
 	if !isDecimalText(b, c.Scale) {
 		return change.Value{}, fmt.Errorf("not a decimal with %d decimals", c.Scale)
 	}
-	return change.DecimalValue(b), nil
+	return change.DecimalValue(trimLeadingZeros(b)), nil
+}
+
+// trimLeadingZeros drops the zeros a ZEROFILL column pads the integer part of its text with
+// ("0123.4569" is 123.4569, "00000000" is 0), as the binlog carries the number.
+func trimLeadingZeros(b []byte) []byte {
+	i := 0
+	for i+1 < len(b) && b[i] == '0' && b[i+1] != '.' {
+		i++
+	}
+	return b[i:]
 }
 
 // isDecimalText reports whether b is [-]digits[.digits] with exactly scale decimals.

@@ -81,6 +81,17 @@ func TestFromBinlog(t *testing.T) {
 			`json:"{\"k\":[1,2.5,\"x\"],\"n\":null}"`},
 		{"geometry", infoCol(t, "point", "point", "", 0, 0), string(wkbPoint(4326, 1.5, -2)),
 			`geometry:"{\"type\":\"Point\",\"coordinates\":[1.5,-2],\"srid\":4326}"`},
+		{"uuid", infoCol(t, "uuid", "uuid", "", 0, 0), "\x12\x3e\x45\x67\xe8\x9b\x12\xd3\xa4\x56\x42\x66\x55\x44",
+			`string:"123e4567-e89b-12d3-a456-426655440000"`},
+		{"uuid zero", infoCol(t, "uuid", "uuid", "", 0, 0), "", `string:"00000000-0000-0000-0000-000000000000"`},
+		{"inet4", infoCol(t, "inet4", "inet4", "", 0, 0), "\xc0\xa8\x00\x01", `string:"192.168.0.1"`},
+		{"inet4 zero", infoCol(t, "inet4", "inet4", "", 0, 0), "", `string:"0.0.0.0"`},
+		{"inet6", infoCol(t, "inet6", "inet6", "", 0, 0), "\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01",
+			`string:"2001:db8::1"`},
+		{"inet6 mapped", infoCol(t, "inet6", "inet6", "", 0, 0), "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\x01\x02\x03\x04",
+			`string:"::ffff:1.2.3.4"`},
+		{"decimal zerofill", infoCol(t, "decimal", "decimal(8,4) unsigned zerofill", "", 4, 0), "123.4569", `decimal:"123.4569"`},
+		{"macce", infoCol(t, "varchar", "varchar(10)", "macce", 0, 0), "\x80\x8a\xe8", `string:"ÄäŤ"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +127,16 @@ func TestFromText(t *testing.T) {
 		{"set", infoCol(t, "set", "set('a','b','c','d')", "utf8mb4", 0, 0), "a,c,d", `string:"a,c,d"`},
 		{"json", infoCol(t, "longtext", "longtext", "utf8mb4", 0, 0), "{\"a\" :\t\"x  y\\\" z\" }", `string:"{\"a\" :\t\"x  y\\\" z\" }"`},
 		{"year", infoCol(t, "year", "year(4)", "", 0, 0), "0", "int:0"},
+		{"decimal zerofill", infoCol(t, "decimal", "decimal(8,4) unsigned zerofill", "", 4, 0), "0123.4569", `decimal:"123.4569"`},
+		{"decimal zerofill zero", infoCol(t, "decimal", "decimal(8,4) unsigned zerofill", "", 4, 0), "0000.0000", `decimal:"0.0000"`},
+		{"decimal zerofill scale 0", infoCol(t, "decimal", "decimal(8,0) unsigned zerofill", "", 0, 0), "00000000", `decimal:"0"`},
+		{"decimal zerofill scale 0 value", infoCol(t, "decimal", "decimal(8,0) unsigned zerofill", "", 0, 0), "00012345", `decimal:"12345"`},
+		{"uuid", infoCol(t, "uuid", "uuid", "", 0, 0), "123e4567-e89b-12d3-a456-426655440000", `string:"123e4567-e89b-12d3-a456-426655440000"`},
+		{"inet4", infoCol(t, "inet4", "inet4", "", 0, 0), "10.0.0.255", `string:"10.0.0.255"`},
+		{"inet6 compatible", infoCol(t, "inet6", "inet6", "", 0, 0), "::1.2.3.4", `string:"::1.2.3.4"`},
+		{"inet6 single zero group", infoCol(t, "inet6", "inet6", "", 0, 0), "1::2:3:4:5:6:7", `string:"1::2:3:4:5:6:7"`},
+		{"swe7", infoCol(t, "char", "char(3)", "swe7", 0, 0), "[]@", `string:"ÄÅÉ"`},
+		{"ascii high byte", infoCol(t, "char", "char(3)", "ascii", 0, 0), "a\x80", "string:\"a\uFFFD\""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,6 +163,11 @@ func TestFromTextErrors(t *testing.T) {
 		{infoCol(t, "datetime", "datetime", "", 0, 0), "2024-01-01 24:00:00"},
 		{infoCol(t, "int", "int(11)", "", 0, 0), "x"},
 		{infoCol(t, "bit", "bit(5)", "", 0, 5), "\x01\x02"},
+		{infoCol(t, "uuid", "uuid", "", 0, 0), "123e4567-e89b-12d3-a456-42665544000"},
+		{infoCol(t, "uuid", "uuid", "", 0, 0), "123e4567+e89b-12d3-a456-426655440000"},
+		{infoCol(t, "inet4", "inet4", "", 0, 0), "::1"},
+		{infoCol(t, "inet6", "inet6", "", 0, 0), "1.2.3.4"},
+		{infoCol(t, "inet6", "inet6", "", 0, 0), "fe80::1%eth0"},
 	}
 	for _, tc := range tests {
 		if v, err := tc.col.FromText([]byte(tc.in)); err == nil {

@@ -19,13 +19,20 @@
 //   - decode.go: the type conversion from a binlog value ([Column.FromBinlog]) or from the text
 //     a SELECT returns ([Column.FromText]) to a [change.Value], so the snapshot and the binlog
 //     produce identical values for the same row state; binary.go: the same from the binary
-//     protocol's fixed forms of numbers and temporal types ([Column.FromBinary]).
+//     protocol's fixed forms of numbers and temporal types ([Column.FromBinary]); fixedbin.go:
+//     MariaDB's UUID, INET4 and INET6, rendered as the server's text; charset.go and
+//     charset_multibyte.go: the character sets, with the server's tables (charmaps.txt) and
+//     corrections (mbmaps.txt).
 //   - source.go and stream.go: [Source], which connects as a replica, groups row events per
 //     source transaction, bounds batches, emits heartbeats and reconnects without gaps or
 //     duplicates.
-//   - preflight.go: [Preflight], the server checks with the exact fix for each problem.
+//   - preflight.go: [Preflight], the server checks with the exact fix for each problem, run by
+//     the caller before the first read and by [Source.Run] before every reconnect;
+//     checkpos.go: the position the stream reads from checked against the server's binlog;
+//     serverid.go: [ServerIdentity], which tells a rebuilt or replaced server.
 //
 // Concurrency: a [Source] is used by one goroutine calling [Source.Run]; Run owns every
 // goroutine it starts and returns only after they have stopped. Errors are typed: see
-// [RetryableError], [PositionLostError], [ServerIDConflictError] and [NoPrimaryKeyError].
+// [RetryableError], [PositionLostError], [ServerIDConflictError], [NoPrimaryKeyError],
+// [PreflightError] and [StatementFormatError].
 package cdc

@@ -45,6 +45,32 @@ func (e *PositionLostError) Error() string {
 // Unwrap returns the server's error.
 func (e *PositionLostError) Unwrap() error { return e.Err }
 
+// PreflightError says the server, the user or the stored position is unfit for the stream
+// ([Preflight] found Error problems): reading on would lose or mis-decode changes, so it is
+// fatal. Each problem names the fix.
+type PreflightError struct {
+	Addr     string    // the server's host:port
+	Problems []Problem // Error severity only
+}
+
+func (e *PreflightError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Check + ": " + p.Message
+	}
+	return fmt.Sprintf("cdc: source %s cannot be read without losing changes: %s", e.Addr, strings.Join(msgs, "; "))
+}
+
+// Has reports whether one of the problems is of the given check ("position", "server", …).
+func (e *PreflightError) Has(check string) bool {
+	for _, p := range e.Problems {
+		if p.Check == check {
+			return true
+		}
+	}
+	return false
+}
+
 // ServerIDConflictError says another replica connected with the same server id (error
 // 4052 or a 1236 naming the id), and the server dropped this connection. Two readers with
 // one id kick each other off in turn, so it is fatal.
@@ -77,6 +103,31 @@ func (e *CompressedTransactionError) Error() string {
 		"specific-offset", e.Position)
 }
 
+// StatementFormatError says the binlog holds a row change of a captured table as an SQL
+// statement (a Query event), not as row events: the server, or the session that wrote it,
+// uses binlog_format STATEMENT or MIXED. Its rows cannot be read; going past would lose them,
+// so it is fatal and the stored position stays before it.
+type StatementFormatError struct {
+	Table     change.TableID // the table written; zero when the statement names none readable
+	Position  Position       // the position before the transaction
+	Statement string
+}
+
+func (e *StatementFormatError) Error() string {
+	stmt := e.Statement
+	if len(stmt) > 200 {
+		stmt = stmt[:200] + "…"
+	}
+	table := "a table that may be captured"
+	if e.Table.Table != "" {
+		table = "captured table " + e.Table.String()
+	}
+	return fmt.Sprintf("cdc: the binlog after %s holds a change of %s as a statement, not as rows (%q): "+
+		"the server or the session that wrote it uses binlog_format STATEMENT or MIXED, and the change would be lost: "+
+		"SET GLOBAL binlog_format = 'ROW' (and in the server configuration), stop sessions from setting binlog_format, "+
+		"then re-snapshot the table (remove the pipeline's stored state)", e.Position, table, stmt)
+}
+
 // NoPrimaryKeyError names captured tables that have no primary key and no key given by the
 // pipeline: they cannot be written as keyed upserts.
 type NoPrimaryKeyError struct {
@@ -91,6 +142,21 @@ func (e *NoPrimaryKeyError) Error() string {
 	return fmt.Sprintf("cdc: table %s has no primary key: give it a key in the pipeline "+
 		"(transform: - source-table: %s, primary-keys: <columns>), add a primary key to the table, or exclude it "+
 		"(source option tables.exclude)", strings.Join(names, ", "), names[0])
+}
+
+// NullableKeyError says a column that keys a captured table's records (named in transform
+// primary-keys) may hold NULL. Rows with NULL there would share one record key, and an
+// upsert topic would keep only the last of them, so the snapshot and the binlog stream both
+// refuse the table, at the start and when a TABLE_MAP shows the column nullable.
+type NullableKeyError struct {
+	Table  change.TableID
+	Column string
+}
+
+func (e *NullableKeyError) Error() string {
+	return fmt.Sprintf("cdc: table %s: key column %s is nullable, and rows with NULL there would share one record key "+
+		"(a compacted topic keeps only the last of them): declare it NOT NULL (ALTER TABLE %s MODIFY %s … NOT NULL), "+
+		"or name NOT NULL columns in the table's transform primary-keys", e.Table, e.Column, e.Table, e.Column)
 }
 
 // SchemaError says a row could not be matched with or decoded by the table description.

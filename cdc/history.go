@@ -64,6 +64,18 @@ func (h *schemaHistory) shape(id change.TableID) (*tableInfo, bool) {
 	return vs[len(vs)-1].info, true
 }
 
+// previous returns the shape a table had before the version stamped at, which a DDL at at
+// has just recorded: nil when the table did not exist (or was not known) before it.
+func (h *schemaHistory) previous(id change.TableID, at Position) *tableInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	vs := h.tables[id]
+	if n := len(vs); n >= 2 && vs[n-1].at.String() == at.String() {
+		return vs[n-2].info
+	}
+	return nil
+}
+
 // tablesIn lists the existing tables of db (shapeView).
 func (h *schemaHistory) tablesIn(db string) []change.TableID {
 	h.mu.Lock()
@@ -290,7 +302,11 @@ func atOrBefore(p, q Position) (before, ok bool) {
 		return c <= 0, true
 	}
 	if p.File != "" && q.File != "" {
-		if c := compareBinlogFiles(p.File, q.File); c != 0 {
+		c, ok := compareBinlogFiles(p.File, q.File)
+		switch {
+		case !ok:
+			return false, false
+		case c != 0:
 			return c < 0, true
 		}
 		return p.Offset <= q.Offset, true

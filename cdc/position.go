@@ -247,8 +247,9 @@ func (p Position) Compare(q Position) (c int, ok bool) {
 	case p.MySQL != "" && q.MySQL != "":
 		return compareMySQLSets(p.MySQL, q.MySQL)
 	case p.File != "" && q.File != "":
-		if c := compareBinlogFiles(p.File, q.File); c != 0 {
-			return c, true
+		c, ok := compareBinlogFiles(p.File, q.File)
+		if !ok || c != 0 {
+			return c, ok
 		}
 		return cmpUint(uint64(p.Offset), uint64(q.Offset)), true
 	}
@@ -292,16 +293,29 @@ func compareMariaDB(a, b []GTID) (int, bool) {
 	return 0, true
 }
 
-// compareBinlogFiles orders binlog file names by their numeric extension (name.000123), and
-// by name when they have none.
-func compareBinlogFiles(a, b string) int {
-	ai, bi := strings.LastIndexByte(a, '.'), strings.LastIndexByte(b, '.')
-	if ai >= 0 && bi >= 0 && a[:ai] == b[:bi] {
-		an, errA := strconv.ParseUint(a[ai+1:], 10, 64)
-		bn, errB := strconv.ParseUint(b[bi+1:], 10, 64)
-		if errA == nil && errB == nil {
-			return cmpUint(an, bn)
+// compareBinlogFiles orders binlog file names of one server by the number of their
+// extension (name.000123), as a number: mariadb-bin.000010 is after mariadb-bin.000009, and
+// mariadb-bin.1000000 after mariadb-bin.999999. ok is false when the names cannot be ordered:
+// different base names (another log_bin setting, another server) or an extension that is
+// not a number.
+func compareBinlogFiles(a, b string) (c int, ok bool) {
+	an, baseA, okA := binlogIndex(a)
+	bn, baseB, okB := binlogIndex(b)
+	if !okA || !okB || baseA != baseB {
+		if a == b {
+			return 0, true
 		}
+		return 0, false
 	}
-	return strings.Compare(a, b)
+	return cmpUint(an, bn), true
+}
+
+// binlogIndex splits a binlog file name into its base name and the number of its extension.
+func binlogIndex(name string) (n uint64, base string, ok bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 || i == len(name)-1 || strings.TrimLeft(name[i+1:], "0123456789") != "" {
+		return 0, "", false
+	}
+	n, err := strconv.ParseUint(name[i+1:], 10, 64)
+	return n, name[:i], err == nil
 }

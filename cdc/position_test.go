@@ -104,6 +104,40 @@ func TestPositionCompare(t *testing.T) {
 	}
 }
 
+// TestCompareBinlogFiles checks that binlog file names are ordered by the number of their
+// extension, never as strings, and that names of different logs are not ordered at all.
+func TestCompareBinlogFiles(t *testing.T) {
+	tests := []struct {
+		a, b string
+		c    int
+		ok   bool
+	}{
+		{"mariadb-bin.000010", "mariadb-bin.000009", 1, true},
+		{"mariadb-bin.000009", "mariadb-bin.000010", -1, true},
+		{"mariadb-bin.1000000", "mariadb-bin.999999", 1, true},
+		{"mariadb-bin.000002", "mariadb-bin.2", 0, true},
+		{"mariadb-bin.000002", "mariadb-bin.000002", 0, true},
+		{"nosuch.000001", "mariadb-bin.000001", 0, false},
+		{"mariadb-bin.000001", "mariadb-bin.index", 0, false},
+		{"a.b.000003", "a.b.000012", -1, true},
+	}
+	for _, tc := range tests {
+		c, ok := compareBinlogFiles(tc.a, tc.b)
+		if c != tc.c || ok != tc.ok {
+			t.Errorf("compareBinlogFiles(%s, %s) = %d, %v; want %d, %v", tc.a, tc.b, c, ok, tc.c, tc.ok)
+		}
+	}
+	// Through Position: the offset only counts within one file.
+	p := Position{File: "mariadb-bin.000010", Offset: 4}
+	q := Position{File: "mariadb-bin.000009", Offset: 90000}
+	if c, ok := p.Compare(q); c != 1 || !ok {
+		t.Errorf("%s vs %s = %d, %v; want 1, true", p, q, c, ok)
+	}
+	if _, ok := (Position{File: "nosuch.000001", Offset: 4}).Compare(q); ok {
+		t.Error("positions in binlogs of different names compare as ordered")
+	}
+}
+
 func TestWithGTID(t *testing.T) {
 	set := []GTID{{0, 1, 5}, {7, 1, 1}}
 	got := withGTID(withGTID(withGTID(set, GTID{0, 2, 6}), GTID{3, 1, 1}), GTID{9, 1, 1})

@@ -3,6 +3,7 @@ package cdc
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -35,8 +36,18 @@ func (p Problem) String() string { return p.Severity.String() + ": " + p.Check +
 
 // Preflight checks that the server and the user are fit for the binlog stream: the binary
 // log is on, row-based with full images, carries full row metadata, the user holds the
-// replication grants, and the stored position (cfg.Position) is still on the server. It
-// returns nil when all is well; a failure to connect is itself a Problem.
+// replication grants, the server is the one of cfg.Server (when set), and the position the
+// stream reads from (cfg.Position, else the specific-offset start) is on the server: its
+// binlog file exists and holds the offset, its GTIDs are within the server's binlog and not
+// purged. It returns nil when all is well; a failure to connect is itself a Problem (Check
+// "connect"). `ingest plan` shows the problems; `ingest apply` and [Source.Run], on every
+// reconnect, refuse to read on an Error ([Refuse]).
+//
+// binlog_format and binlog_row_image are read as GLOBAL values, which every new session
+// (and so every new client connection) starts with. A session may still set its own
+// binlog_format (it needs SUPER or BINLOG ADMIN); the rows it writes as statements are
+// caught by the stream, which stops at a DML statement of a captured table
+// ([StatementFormatError]).
 func Preflight(ctx context.Context, cfg Config) []Problem {
 	c, err := cfg.withDefaults()
 	if err != nil {
@@ -53,10 +64,46 @@ func Preflight(ctx context.Context, cfg Config) []Problem {
 	var problems []Problem
 	problems = append(problems, checkVariables(ctx, db)...)
 	problems = append(problems, checkGrants(ctx, db, c.User)...)
-	if !c.Position.IsZero() {
-		problems = append(problems, checkPosition(ctx, db, c.Position)...)
+	if c.Server != "" {
+		id, err := readServerIdentity(ctx, db)
+		if err != nil {
+			problems = append(problems, Problem{Severity: Error, Check: "server", Message: err.Error()})
+		} else {
+			problems = append(problems, checkServerIdentity(c.Server, id)...)
+		}
+	}
+	if from := c.readFrom(); !from.IsZero() {
+		problems = append(problems, checkPosition(ctx, db, from, !c.Position.IsZero())...)
 	}
 	return problems
+}
+
+// readFrom is the position a stream of c reads from when it is known before connecting:
+// the stored one, or the specific-offset start.
+func (c Config) readFrom() Position {
+	if c.Position.IsZero() && c.Startup == StartSpecific {
+		return c.StartPosition
+	}
+	return c.Position
+}
+
+// Refuse returns a [PreflightError] with the Error problems of a [Preflight], or nil when
+// there are none. A server that could not be reached is a [RetryableError] instead: nothing
+// is known of it yet.
+func Refuse(addr string, problems []Problem) error {
+	var errs []Problem
+	for _, p := range problems {
+		if p.Check == "connect" {
+			return &RetryableError{Op: "connect", Err: errors.New(p.Message)}
+		}
+		if p.Severity == Error {
+			errs = append(errs, p)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &PreflightError{Addr: addr, Problems: errs}
 }
 
 // variableRule is one server variable the stream depends on.
@@ -75,6 +122,10 @@ var variableRules = []variableRule{
 	{name: "binlog_row_metadata", want: "FULL", severity: Warning, fix: "SET GLOBAL binlog_row_metadata = 'FULL' (and in the server configuration); without it column names, " +
 		"signedness, character sets and ENUM/SET labels come from the schema history alone, so a start from a past position " +
 		"without a stored history takes the columns of today and stops at the first table whose columns changed since"},
+	{name: "gtid_strict_mode", want: "ON", severity: Warning, optional: true, // MariaDB only
+		fix: "SET GLOBAL gtid_strict_mode = ON (and in the server configuration): without it the sequence numbers " +
+			"of a GTID domain may go backwards, and ingest orders positions by them (the stop of --until-caught-up, " +
+			"the snapshot's hand-off to the stream)"},
 	{name: "binlog_transaction_compression", want: "OFF", severity: Error, optional: true,
 		fix: "SET GLOBAL binlog_transaction_compression = OFF (and in the server configuration): ingest cannot read " +
 			"compressed transactions (MySQL 8.0.20+)"},
@@ -154,43 +205,4 @@ func checkGrants(ctx context.Context, db *sql.DB, user string) []Problem {
 	return []Problem{{Severity: Error, Check: "privileges", Message: fmt.Sprintf(
 		"user %s lacks %s (%s): GRANT %s ON *.* TO '%s'@'<host>'", user, strings.Join(missing, ", "),
 		strings.Join(why, "; "), strings.Join(missing, ", "), user)}}
-}
-
-// checkPosition reports a stored position whose binlog file is no longer on the server.
-func checkPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
-	if p.File == "" {
-		return checkGTIDPosition(ctx, db, p)
-	}
-	files, err := binaryLogs(ctx, db)
-	if err != nil {
-		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
-	}
-	for _, f := range files {
-		if f.name == p.File {
-			return nil
-		}
-	}
-	return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
-		"the stored position %s is in binlog file %s, which is no longer on the server (oldest: %s): "+
-			"re-snapshot (remove the pipeline's state, or use scan.startup.mode latest-offset to skip the gap knowingly) "+
-			"and raise binlog_expire_logs_seconds", p, p.File, files[0].name)}}
-}
-
-// checkGTIDPosition checks a MySQL GTID position against gtid_purged. A MariaDB GTID
-// position is checked by the server on connect (error 1236, a PositionLostError).
-func checkGTIDPosition(ctx context.Context, db *sql.DB, p Position) []Problem {
-	if p.MySQL == "" {
-		return nil
-	}
-	var purged string
-	if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_purged").Scan(&purged); err != nil {
-		return nil
-	}
-	pset, err1 := parseMySQLGTIDSet(p.MySQL)
-	gset, err2 := parseMySQLGTIDSet(purged)
-	if err1 != nil || err2 != nil || pset.contains(gset) {
-		return nil
-	}
-	return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
-		"the stored GTID set %s does not contain gtid_purged %s: transactions it needs are purged; re-snapshot", p.MySQL, purged)}}
 }

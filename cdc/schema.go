@@ -195,7 +195,16 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 	if len(pk) == 0 && info != nil {
 		pk = info.PrimaryKey
 	}
-	return newTable(id, cols, pk, opts)
+	t, err := newTable(id, cols, pk, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range t.Schema.Key {
+		if known, nullable := tm.Nullable(k); known && nullable {
+			return nil, &NullableKeyError{Table: id, Column: t.Schema.Columns[k].Name}
+		}
+	}
+	return t, nil
 }
 
 // binlogTypeMatches reports whether a binlog column type can be the column info describes:
@@ -274,6 +283,31 @@ func tableFromInfo(id change.TableID, info *tableInfo, opts schemaOptions) (*Tab
 	return newTable(id, cols, info.PrimaryKey, opts)
 }
 
+// schemaOfInfo returns the neutral schema of a shape: the column names and SQL types, and
+// the key when it resolves (nil Key otherwise). It is what a SchemaChange tells of the shape
+// before its DDL.
+func schemaOfInfo(id change.TableID, info *tableInfo, opts schemaOptions) *change.Schema {
+	s := &change.Schema{Table: id, Columns: make([]change.Column, len(info.Columns))}
+	for i, ic := range info.Columns {
+		s.Columns[i] = change.Column{Name: ic.Name, SQLType: ic.ColumnType}
+	}
+	pk := info.PrimaryKey
+	if opts.keys != nil {
+		if names, ok := opts.keys(id.DB, id.Table); ok && len(names) > 0 {
+			pk = names
+		}
+	}
+	for _, name := range pk {
+		k := slices.IndexFunc(s.Columns, func(c change.Column) bool { return strings.EqualFold(c.Name, name) })
+		if k < 0 {
+			s.Key = nil
+			break
+		}
+		s.Key = append(s.Key, k)
+	}
+	return s
+}
+
 // newTable resolves the table's key: the pipeline's override first, then the primary key.
 func newTable(id change.TableID, cols []Column, pk []string, opts schemaOptions) (*Table, error) {
 	if opts.keys != nil {
@@ -327,6 +361,15 @@ func columnFromMap(tp byte, meta uint16, f binlogFacts, ic *infoColumn, opts sch
 		c.SQLType = ic.ColumnType
 	}
 	tp, length := realType(tp, meta)
+	if ic != nil && tp == mysql.MYSQL_TYPE_STRING {
+		if cl, n, ok := fixedBinClass(ic.DataType); ok {
+			if length != n {
+				return Column{}, fmt.Errorf("column %s: a %s of %d bytes in the binlog, want %d", f.name, ic.DataType, length, n)
+			}
+			c.class, c.Length = cl, n
+			return c, nil
+		}
+	}
 	charset := ""
 	if f.collationKnown {
 		charset = charsetFor(opts.collations, f.collation)
@@ -486,7 +529,9 @@ func columnFromInfo(ic infoColumn, opts schemaOptions) (Column, error) {
 		c.class, c.Length = classBinary, ic.Length
 	case "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "vector":
 		c.class = classBytes
-	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "inet6", "inet4", "uuid":
+	case "uuid", "inet4", "inet6":
+		c.class, c.Length, _ = fixedBinClass(ic.DataType)
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
 		c.class = textClass(infoCharset(&ic), false, &ic)
 	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
 		"multipolygon", "geometrycollection", "geomcollection":

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/ingestkit/ingest/change"
 )
@@ -160,9 +161,49 @@ func (f *fakeLoader) dbCharset(context.Context, string) (string, error) { return
 
 func TestClassifyQuery(t *testing.T) {
 	for q, want := range map[string]ddlKind{"BEGIN": queryBegin, "/* x */ COMMIT": queryCommit,
-		"alter table t add c int": queryDDL, "GRANT SELECT ON *.* TO u": queryOther, "# c\nDROP TABLE t": queryDDL} {
+		"alter table t add c int": queryDDL, "GRANT SELECT ON *.* TO u": queryOther, "# c\nDROP TABLE t": queryDDL,
+		"insert into t values (1)": queryDML, "/* x */ DELETE FROM t": queryDML, "REPLACE t SET a=1": queryDML} {
 		if got := classifyQuery(q); got != want {
 			t.Errorf("classifyQuery(%q) = %d, want %d", q, got, want)
+		}
+	}
+}
+
+// TestDMLTable reads the table a DML statement of a Query event writes (binlog_format
+// STATEMENT or MIXED), which the stream stops at when it is captured.
+func TestDMLTable(t *testing.T) {
+	tests := []struct {
+		query string
+		want  change.TableID
+		ok    bool
+	}{
+		{"INSERT INTO t VALUES (1)", change.TableID{DB: "app", Table: "t"}, true},
+		{"insert low_priority ignore into `other`.`t 2` (a) values (1)", change.TableID{DB: "other", Table: "t 2"}, true},
+		{"REPLACE app2.t SET a=1", change.TableID{DB: "app2", Table: "t"}, true},
+		{"/* c */ UPDATE IGNORE t SET a=1", change.TableID{DB: "app", Table: "t"}, true},
+		{"UPDATE t JOIN u ON t.id=u.id SET t.a=1", change.TableID{DB: "app", Table: "t"}, true},
+		{"DELETE QUICK FROM `t` WHERE id=1", change.TableID{DB: "app", Table: "t"}, true},
+		{"DELETE t, u FROM t JOIN u", change.TableID{}, false},
+	}
+	for _, tc := range tests {
+		got, ok := dmlTable("app", tc.query)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("dmlTable(%q) = %v, %v; want %v, %v", tc.query, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestTableFromMapNullableKey refuses a key column that the TABLE_MAP shows nullable.
+func TestTableFromMapNullableKey(t *testing.T) {
+	tm := &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: 2,
+		ColumnType: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0, 0},
+		NullBitmap: []byte{0b10}, ColumnName: [][]byte{[]byte("a"), []byte("b")}}
+	for key, nullable := range map[string]bool{"a": false, "b": true} {
+		opts := schemaOptions{keys: func(string, string) ([]string, bool) { return []string{key}, true }}
+		_, err := tableFromMap(tm, nil, opts)
+		var nk *NullableKeyError
+		if got := errors.As(err, &nk); got != nullable || got && nk.Column != key || !nullable && err != nil {
+			t.Errorf("key %s: got %v, want a NullableKeyError: %v", key, err, nullable)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,7 +50,9 @@ func New(cfg Config) (*Source, error) {
 // error occurs. Each source transaction touching captured tables becomes one or more
 // batches, the last with End set and the position after the transaction; a full out
 // blocks the stream (back-pressure). Lost connections are re-established from the last
-// End position with backoff, without gaps or duplicates. Run starts no goroutine that
+// End position with backoff, without gaps or duplicates, each after the [Preflight] checks
+// pass again (a reconfigured, rebuilt or replaced server ends Run with a [PreflightError]);
+// the checks before the first read are the caller's. Run starts no goroutine that
 // outlives it and must not be called concurrently on one Source.
 func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	db, err := s.openDB()
@@ -62,6 +65,9 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 		return err
 	}
 	if err := checkKeys(ctx, db, &s.cfg); err != nil {
+		return err
+	}
+	if err := CheckKeysNotNull(ctx, db, s.cfg.Tables, s.cfg.Keys); err != nil {
 		return err
 	}
 	from, gtidKnown, err := s.startPosition(ctx, db, srv)
@@ -238,24 +244,25 @@ func (srv *server) flavor() string {
 }
 
 // checkKeys fails with a NoPrimaryKeyError naming every captured table without a key.
+//
+// It lists the base tables, keeps the captured ones, then asks information_schema.STATISTICS
+// for the primary keys of their databases only. Two flat queries, not one correlated
+// NOT EXISTS over every table of the server: that form makes the server materialise
+// STATISTICS for each database into internal temporary tables, costs a scan of every
+// table on a server with many, and crashed MariaDB 10.11.19 (signal 11 in
+// Create_tmp_table::cleanup_on_failure) here while other sessions ran DDL.
 func checkKeys(ctx context.Context, db *sql.DB, cfg *Config) error {
-	const q = `SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t
-WHERE t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
-AND NOT EXISTS (SELECT 1 FROM information_schema.STATISTICS s
-  WHERE s.TABLE_SCHEMA = t.TABLE_SCHEMA AND s.TABLE_NAME = t.TABLE_NAME AND s.INDEX_NAME = 'PRIMARY')
-ORDER BY 1, 2`
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return fmt.Errorf("cdc: list tables without a primary key: %w", err)
+	captured, err := capturedBaseTables(ctx, db, cfg)
+	if err != nil || len(captured) == 0 {
+		return err
 	}
-	defer rows.Close()
+	keyed, err := tablesWithPrimaryKey(ctx, db, captured)
+	if err != nil {
+		return err
+	}
 	var missing []change.TableID
-	for rows.Next() {
-		var id change.TableID
-		if err := rows.Scan(&id.DB, &id.Table); err != nil {
-			return fmt.Errorf("cdc: list tables without a primary key: %w", err)
-		}
-		if !cfg.Tables(id.DB, id.Table) {
+	for _, id := range captured {
+		if keyed[id] {
 			continue
 		}
 		if cfg.Keys != nil {
@@ -265,11 +272,100 @@ ORDER BY 1, 2`
 		}
 		missing = append(missing, id)
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("cdc: list tables without a primary key: %w", err)
-	}
 	if len(missing) > 0 {
 		return &NoPrimaryKeyError{Tables: missing}
+	}
+	return nil
+}
+
+// capturedBaseTables lists the base tables that cfg captures, sorted.
+func capturedBaseTables(ctx context.Context, db *sql.DB, cfg *Config) ([]change.TableID, error) {
+	const q = `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES
+WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
+ORDER BY 1, 2`
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("cdc: list tables: %w", err)
+	}
+	defer rows.Close()
+	var ids []change.TableID
+	for rows.Next() {
+		var id change.TableID
+		if err := rows.Scan(&id.DB, &id.Table); err != nil {
+			return nil, fmt.Errorf("cdc: list tables: %w", err)
+		}
+		if cfg.Tables(id.DB, id.Table) {
+			ids = append(ids, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cdc: list tables: %w", err)
+	}
+	return ids, nil
+}
+
+// tablesWithPrimaryKey returns which of the databases of ids' tables have a PRIMARY index.
+func tablesWithPrimaryKey(ctx context.Context, db *sql.DB, ids []change.TableID) (map[change.TableID]bool, error) {
+	var dbs []any
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id.DB] {
+			seen[id.DB] = true
+			dbs = append(dbs, id.DB)
+		}
+	}
+	q := `SELECT DISTINCT TABLE_SCHEMA, TABLE_NAME FROM information_schema.STATISTICS
+WHERE INDEX_NAME = 'PRIMARY' AND TABLE_SCHEMA IN (?` + strings.Repeat(", ?", len(dbs)-1) + `)`
+	rows, err := db.QueryContext(ctx, q, dbs...)
+	if err != nil {
+		return nil, fmt.Errorf("cdc: list primary keys: %w", err)
+	}
+	defer rows.Close()
+	keyed := map[change.TableID]bool{}
+	for rows.Next() {
+		var id change.TableID
+		if err := rows.Scan(&id.DB, &id.Table); err != nil {
+			return nil, fmt.Errorf("cdc: list primary keys: %w", err)
+		}
+		keyed[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cdc: list primary keys: %w", err)
+	}
+	return keyed, nil
+}
+
+// CheckKeysNotNull fails with a [*NullableKeyError] for the first captured table (tables
+// says which are) whose record key, given by keys (transform primary-keys), names a column
+// that may hold NULL. A table's own primary key is NOT NULL by definition.
+func CheckKeysNotNull(ctx context.Context, db *sql.DB, tables func(db, table string) bool, keys func(db, table string) ([]string, bool)) error {
+	if keys == nil {
+		return nil
+	}
+	const q = `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS
+WHERE IS_NULLABLE = 'YES' AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
+ORDER BY 1, 2, ORDINAL_POSITION`
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("cdc: list nullable columns: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id change.TableID
+		var col string
+		if err := rows.Scan(&id.DB, &id.Table, &col); err != nil {
+			return fmt.Errorf("cdc: list nullable columns: %w", err)
+		}
+		if tables != nil && !tables(id.DB, id.Table) {
+			continue
+		}
+		names, ok := keys(id.DB, id.Table)
+		if ok && slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, col) }) {
+			return &NullableKeyError{Table: id, Column: col}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cdc: list nullable columns: %w", err)
 	}
 	return nil
 }
@@ -279,8 +375,12 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 	failures := 0
 	var streamed bool    // a session has delivered events: the server was there
 	var lostAt time.Time // when the current run of failures began
-	for {
-		progressed, err := s.session(ctx, srv, st)
+	for reconnect := false; ; reconnect = true {
+		var progressed bool
+		err := s.recheck(ctx, reconnect, st.delivered)
+		if err == nil {
+			progressed, err = s.session(ctx, srv, st)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -310,6 +410,22 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 		}
 		st.resume()
 	}
+}
+
+// recheck runs the [Preflight] checks again before a reconnect, against the position the
+// stream resumes from: the server may have been reconfigured (binlog_format), rebuilt or
+// replaced while the connection was down. A server that cannot be reached yet is retried.
+func (s *Source) recheck(ctx context.Context, reconnect bool, from Position) error {
+	if !reconnect {
+		return nil // the caller checked before the first read
+	}
+	cfg := s.cfg
+	cfg.Position = from
+	problems := Preflight(ctx, cfg)
+	if err := ctx.Err(); err != nil {
+		return err // stopped: the problems are the cancellation's (loop returns nil)
+	}
+	return Refuse(s.cfg.Addr, problems) // a server still away is retried
 }
 
 // reconnectWindow is how long a stream that has run keeps reconnecting to a server that went
@@ -482,7 +598,9 @@ func classify(err error, at Position, serverID uint32) error {
 		return &RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
 	}
 	if errors.As(err, new(*PositionLostError)) || errors.As(err, new(*ServerIDConflictError)) ||
-		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) {
+		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) ||
+		errors.As(err, new(*PreflightError)) || errors.As(err, new(*StatementFormatError)) ||
+		errors.As(err, new(*RetryableError)) {
 		return err
 	}
 	var me *gomysql.MyError

@@ -56,6 +56,7 @@ type seenMap struct {
 	types         []byte
 	meta          []uint16
 	captured      bool
+	told          bool         // Config.Uncaptured was told of the table
 	mapped        *mappedTable // nil until the table is described
 }
 
@@ -227,6 +228,10 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 	}
 	if !seen.captured {
 		s.tables[tm.TableID] = nil
+		if s.cfg.Uncaptured != nil && !seen.told {
+			seen.told = true
+			s.cfg.Uncaptured(change.TableID{DB: string(tm.Schema), Table: string(tm.Table)})
+		}
 		return nil
 	}
 	t, err := s.cache.fromTableMap(ctx, tm, s.delivered)
@@ -394,6 +399,12 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 			return err
 		}
 		return s.commit(ctx)
+	case queryDML:
+		// Rows written as a statement cannot be read; skipping them would lose them.
+		id, known := dmlTable(string(e.Schema), string(e.Query))
+		if !known || s.cfg.Tables(id.DB, id.Table) {
+			return &StatementFormatError{Table: id, Position: s.delivered, Statement: string(e.Query)}
+		}
 	}
 	if !s.inTxn || s.standalone {
 		return s.commit(ctx)
@@ -402,27 +413,24 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 }
 
 // ddl applies a DDL statement to the schema history and adds a SchemaChange for each
-// captured table whose shape changed.
+// captured table it changed (schemachanges.go).
 func (s *stream) ddl(ctx context.Context, db, query string) error {
-	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, s.endPosition())
+	at := s.endPosition()
+	if s.cfg.Created != nil {
+		for _, id := range createdTables(db, query, s.cache.hist) {
+			s.cfg.Created(id, at)
+		}
+	}
+	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, at)
 	if err != nil {
 		return s.schemaError(change.TableID{DB: db}, fmt.Errorf("after %q: %w", query, err))
 	}
-	var captured []change.TableID
-	for _, id := range ids {
-		if s.cfg.Tables(id.DB, id.Table) {
-			captured = append(captured, id)
-		}
-	}
-	if len(captured) == 0 {
-		return nil
-	}
-	changed, err := s.cache.afterDDL(captured)
+	changes, err := s.schemaChanges(db, query, at, ids)
 	if err != nil {
-		return s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
+		return err
 	}
-	for _, t := range changed {
-		if err := s.add(ctx, change.Change{Schema: t.Schema, Op: change.SchemaChange}); err != nil {
+	for _, c := range changes {
+		if err := s.add(ctx, c); err != nil {
 			return err
 		}
 	}

@@ -329,7 +329,7 @@ func TestServerIDConflict(t *testing.T) {
 // override.
 func TestNoPrimaryKey(t *testing.T) {
 	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE keyless (a INT, b INT)")
+	testenv.Exec(t, db, "CREATE TABLE keyless (a INT, b INT NOT NULL)")
 	cfg := testConfig(name)
 	src, err := New(cfg)
 	if err != nil {

@@ -60,7 +60,35 @@ type Change struct {
 	Op     Op
 	Before Row
 	After  Row
+	// DDL, for a SchemaChange, is the statement that changed the shape (nil otherwise).
+	DDL *DDL
 }
+
+// DDL tells what a DDL statement did to a table.
+type DDL struct {
+	// Kind says what the statement did.
+	Kind DDLKind
+	// Statement is the statement as the binlog holds it.
+	Statement string
+	// Position is the source position just after the statement, in the source's text form.
+	Position string
+	// Previous is the table's shape before the statement: nil when the table did not exist
+	// before it (CREATE TABLE, RENAME TABLE onto the name) or was not known to the source.
+	Previous *Schema
+}
+
+// DDLKind is what a DDL statement did to a table, and so what the SchemaChange's Schema is.
+type DDLKind uint8
+
+// The kinds of DDL.
+const (
+	// Reshaped: the shape changed, or the table was created; Schema is the new shape.
+	Reshaped DDLKind = iota
+	// Dropped: DROP TABLE, or RENAME TABLE away; Schema is the last shape (Previous).
+	Dropped
+	// Truncated: TRUNCATE TABLE; Schema is the shape, unchanged (Previous).
+	Truncated
+)
 
 // Batch is a run of changes from one source transaction, in commit order.
 //

@@ -102,20 +102,49 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.gatherer(), promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// Serve listens on addr and serves /metrics until ctx is done. It returns nil after a clean
-// shutdown and an error naming the address when it cannot listen.
-func (m *Metrics) Serve(ctx context.Context, addr string) error {
+// Server is a metrics endpoint whose address is bound: [Metrics.Listen] binds it, so that
+// an address that cannot be used fails before anything else starts, and Serve serves it.
+type Server struct {
+	m     *Metrics
+	ln    net.Listener
+	pprof bool
+}
+
+// Listen binds addr (HOST:PORT; an empty host is every interface) for /metrics and
+// /healthz, and, with pprof, the Go runtime's profiles under /debug/pprof/. It returns an
+// error naming the address when it cannot be bound (in use, no such port).
+func (m *Metrics) Listen(addr string, pprof bool) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("metrics: listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
+	return &Server{m: m, ln: ln, pprof: pprof}, nil
+}
+
+// Addr returns the bound address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Loopback reports whether the server is reachable from this host only.
+func (s *Server) Loopback() bool {
+	a, ok := s.ln.Addr().(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
+}
+
+// Close releases the address of a server that is not going to Serve.
+func (s *Server) Close() error { return s.ln.Close() }
+
+// Serve serves until ctx is done, then shuts down. It returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context) error {
+	addr := s.ln.Addr().String()
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
+	mux.Handle("/metrics", s.m.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	handleProfiles(mux)
+	if s.pprof {
+		handleProfiles(mux)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(s.ln) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("metrics: serve on %s: %w", addr, err)
@@ -130,9 +159,20 @@ func (m *Metrics) Serve(ctx context.Context, addr string) error {
 	return nil
 }
 
+// Serve listens on addr and serves /metrics and /healthz (no profiles) until ctx is done:
+// Listen and Server.Serve in one.
+func (m *Metrics) Serve(ctx context.Context, addr string) error {
+	s, err := m.Listen(addr, false)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
 // handleProfiles serves the Go runtime's profiles under /debug/pprof/ (net/http/pprof, on
 // this mux only, not on http.DefaultServeMux): `go tool pprof
 // http://ADDR/debug/pprof/profile?seconds=30` for CPU, `/debug/pprof/heap` for memory.
+// Only with `ingest apply --pprof`: a profile shows the process's memory and command line.
 func handleProfiles(mux *http.ServeMux) {
 	mux.HandleFunc("/debug/pprof/", pprof.Index) // also the named profiles: heap, allocs, goroutine, …
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -84,6 +84,7 @@ func (l *loader) loadSource(p pair, root *yaml.Node) {
 	s := &l.def.Source
 	s.JDBCProperties = make(map[string]secrets.Secret)
 	l.applyOptions("source", p.key, es, sourceOptions(s), sourceRefused, &jdbcProperties, s.JDBCProperties)
+	l.checkJDBCTogether(secrets.RevealMap(s.JDBCProperties))
 	s.Type = sourceType
 }
 

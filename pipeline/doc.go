@@ -7,8 +7,9 @@
 // its type, default and allowed values (schema.go). Unknown options are
 // errors with a "did you mean" suggestion; jdbc.properties.* (source) and
 // properties.* (sink) are kept as maps and checked against the one
-// description of each, which the packages that apply them own: cdc for
-// JDBC properties, upsert for the Kafka producer configs (properties.go).
+// description of each, which the packages that apply them own: internal/jdbctls
+// for JDBC properties (jdbc.go), upsert for the Kafka producer configs
+// (properties.go).
 // An option whose value no code needs says why in the schema (asIs), and
 // schema_test.go checks that every other option is read where it is applied. ${...}
 // placeholders are expanded in scalar values after parsing, through a

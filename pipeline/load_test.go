@@ -189,6 +189,8 @@ func TestTypedValues(t *testing.T) {
   scan.startup.specific-offset.gtid-set: 0-1-100
   connect.timeout: 2 min
   jdbc.properties.useSSL: "true"
+  jdbc.properties.verifyServerCertificate: "true"
+  jdbc.properties.trustCertificateKeyStoreUrl: /etc/ingest/mysql-ca.jks
   jdbc.properties.trustCertificateKeyStorePassword: changeit
 `, 1) + `  sink.custom-header: app:ingest;env:prod
   sink.buffer-flush.max-rows: 500

@@ -322,13 +322,20 @@ type Settings struct {
 // SchemaChangeBehavior is the pipeline option schema.change.behavior.
 type SchemaChangeBehavior string
 
-// The schema change behaviours; see spec/PIPELINE.md.
+// The schema change behaviours, Flink CDC's five; what each does to an upsert topic is in
+// docs/pipeline.md and the schemachange package.
 const (
-	// SchemaEvolve: later rows follow the new table shape.
+	// SchemaEvolve: later rows follow the new table shape (the default).
 	SchemaEvolve SchemaChangeBehavior = "EVOLVE"
+	// SchemaTryEvolve: as EVOLVE (an upsert topic has no sink schema that could refuse a
+	// change).
+	SchemaTryEvolve SchemaChangeBehavior = "TRY_EVOLVE"
+	// SchemaLenient: columns are only ever added: a dropped or renamed-away column stays,
+	// null; a new one is appended at the end.
+	SchemaLenient SchemaChangeBehavior = "LENIENT"
 	// SchemaIgnore: rows keep the column set of the start.
 	SchemaIgnore SchemaChangeBehavior = "IGNORE"
-	// SchemaException: the pipeline stops on DDL.
+	// SchemaException: the pipeline stops on the first DDL that changes a captured table.
 	SchemaException SchemaChangeBehavior = "EXCEPTION"
 )
 

@@ -12,12 +12,14 @@ import (
 
 // Plan describes a loaded pipeline for `ingest plan`: every option with
 // its effective value, secrets masked as [secrets.Mask]. [NewPlan] builds
-// the offline part from the Definition alone; what connecting to the
-// source and the broker finds (matched tables, keys, topics, start
-// position) is to be added by an online step.
+// it from the Definition alone; what connecting to the source and the
+// broker finds (matched tables, keys, topics, start position) is added by
+// the runner's online report.
 type Plan struct {
 	File string `json:"file"`
-	// Mode is "offline" for a plan built from the file alone.
+	// Mode is "offline" for a plan built from the file alone (NewPlan's
+	// value) and "online" when the caller also connected to the source
+	// and the broker.
 	Mode       string      `json:"mode"`
 	Source     []Setting   `json:"source"`
 	Sink       []Setting   `json:"sink"`

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/internal/jdbctls"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -15,7 +15,7 @@ import (
 // and combinations it accepts, and franz-go's own limits. The loader asks it about each
 // option's name as it meets it, then about the values and combinations of them all, and
 // reports each problem at the option's position, so that validate refuses exactly what
-// apply refuses. jdbc.properties.* are described by package cdc the same way (cdc/tls.go).
+// apply refuses. jdbc.properties.* are described by internal/jdbctls the same way (pipeline/jdbc.go).
 
 // kafkaProperties are the sink's properties.* options.
 var kafkaProperties = passThrough{
@@ -106,17 +106,12 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-// jdbcProperties are the source's jdbc.properties.* options, described by package cdc
-// (cdc/tls.go): the TLS ones it reads, and those whose effect it always has. Any whose
-// name mentions a password is a credential.
+// jdbcProperties are the source's jdbc.properties.* options, described by package
+// internal/jdbctls (pipeline/jdbc.go): the MySQL Connector/J properties ingest honours. Any
+// whose name mentions a password is a credential.
 var jdbcProperties = passThrough{
-	prefix: "jdbc.properties.",
-	checkKey: func(key string) error {
-		if err := cdc.CheckJDBCPropertyName(key); err != nil {
-			return fmt.Errorf("option %q %w", "jdbc.properties."+key, err)
-		}
-		return nil
-	},
-	checkValue: cdc.CheckJDBCPropertyValue,
+	prefix:     "jdbc.properties.",
+	checkKey:   checkJDBCKey,
+	checkValue: jdbctls.CheckValue,
 	secret:     func(key string) bool { return strings.Contains(strings.ToLower(key), "password") },
 }

@@ -151,7 +151,7 @@ func settingsOptions(p *Settings) []option {
 		{key: "parallelism", val: intValue{&p.Parallelism, 1, 1024}, def: "1"},
 		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}, asIs: localTimeZoneAsIs},
 		{key: "schema.change.behavior", val: enum(&p.SchemaChangeBehavior,
-			SchemaEvolve, SchemaIgnore, SchemaException), def: "EVOLVE"},
+			SchemaEvolve, SchemaTryEvolve, SchemaLenient, SchemaIgnore, SchemaException), def: "EVOLVE"},
 		{key: "route-mode", val: enum(&p.RouteMode, route.AllMatch, route.FirstMatch), def: "ALL_MATCH"},
 	}
 }

@@ -207,7 +207,7 @@ func mayRefuseCompaction(err error) bool {
 // addApsaraTopics is addTopics for ApsaraMQ: it checks the routed topic
 // names against ApsaraMQ's rules, each bad one a problem that names the
 // route to add, and lists the instance's topics through the OpenAPI.
-func (rep *Report) addApsaraTopics(ctx context.Context, def *pipeline.Definition, want map[string]bool) error {
+func (rep *Report) addApsaraTopics(ctx context.Context, def *pipeline.Definition, want map[string]bool, dir string) error {
 	names := make([]string, 0, len(want))
 	for t := range want {
 		names = append(names, t)
@@ -242,6 +242,11 @@ func (rep *Report) addApsaraTopics(ctx context.Context, def *pipeline.Definition
 			rep.TopicsToCreate = append(rep.TopicsToCreate, t)
 		}
 	}
+	counts := map[string]int32{}
+	for name, info := range existing {
+		counts[name] = int32(info.Partitions)
+	}
+	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir)
 	if len(rep.TopicsToCreate) > 0 && !def.Sink.TopicAutoCreate {
 		rep.Problems = append(rep.Problems, "error: topics missing and sink.topic.auto-create is false: "+
 			strings.Join(rep.TopicsToCreate, ", ")+"; create them in the ApsaraMQ console or turn auto-create on")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/jdbctls"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/route"
 	"github.com/ingestkit/ingest/secrets"
@@ -165,11 +166,16 @@ func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.
 	return cfg, err
 }
 
-// sourceTLS maps jdbc.properties.* onto the source's TLS settings.
+// sourceTLS maps jdbc.properties.* onto the TLS settings of every source connection (the
+// binlog stream's and the snapshot's), and warns once when TLS does not verify the server.
 func sourceTLS(props map[string]secrets.Secret, host string, log *slog.Logger) (*tls.Config, error) {
-	cfg, ignored, err := cdc.TLSFromJDBC(secrets.RevealMap(props), host)
-	if len(ignored) > 0 {
-		log.Warn("source: jdbc.properties with no meaning for ingest are ignored", "properties", ignored)
+	st, err := jdbctls.New(secrets.RevealMap(props), host)
+	if err != nil {
+		return nil, err
 	}
-	return cfg, err
+	if st.Unverified() {
+		log.Warn("source: TLS to MySQL without verifying the server's certificate: the connection is encrypted but a man in the middle can read it; set jdbc.properties.sslMode: VERIFY_CA (or VERIFY_IDENTITY) with trustCertificateKeyStoreUrl",
+			"sslMode", string(st.Mode))
+	}
+	return st.Config, nil
 }

@@ -7,8 +7,8 @@ import (
 
 func TestExtraRoundTrip(t *testing.T) {
 	var c extraCache
-	snap, schema := []byte(`{"done":true}`), []byte(`{"tables":{}}`)
-	enc, err := c.encode(snap, schema)
+	snap, schema, shapes := []byte(`{"done":true}`), []byte(`{"tables":{}}`), []byte(`{"format":1}`)
+	enc, err := c.encode(snap, schema, shapes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -16,14 +16,15 @@ func TestExtraRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.Position != "file=b.1:4" || string(cp.Snapshot) != string(snap) || string(cp.Schema) != string(schema) {
+	if cp.Position != "file=b.1:4" || string(cp.Snapshot) != string(snap) || string(cp.Schema) != string(schema) ||
+		string(cp.Shapes) != string(shapes) {
 		t.Fatalf("checkpoint %+v", cp)
 	}
-	again, _ := c.encode(snap, schema)
+	again, _ := c.encode(snap, schema, shapes)
 	if &again[0] != &enc[0] {
 		t.Error("unchanged parts were encoded again")
 	}
-	changed, _ := c.encode(nil, []byte(`{"tables":{"a":1}}`))
+	changed, _ := c.encode(nil, []byte(`{"tables":{"a":1}}`), nil)
 	var e extra
 	if err := json.Unmarshal(changed, &e); err != nil || e.Snapshot != nil || string(e.Schema) != `{"tables":{"a":1}}` {
 		t.Fatalf("re-encoded %s: %v", changed, err)

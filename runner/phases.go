@@ -17,12 +17,13 @@ import (
 // then the binlog stream, filtered by the snapshot's hand-off until it has passed every
 // chunk's high watermark.
 type phases struct {
-	snap     *snapshot.Snapshot // set when a snapshot is under way or its hand-off still filters
-	progress *snapshot.Progress // the stored snapshot progress, if any
-	runSnap  bool               // the snapshot still has chunks to read
-	stream   bool               // the binlog follows (false for scan.startup.mode snapshot)
-	from     cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
-	schema   []byte             // the schema history stored with from
+	snap      *snapshot.Snapshot // set when a snapshot is under way or its hand-off still filters
+	progress  *snapshot.Progress // the stored snapshot progress, if any
+	runSnap   bool               // the snapshot still has chunks to read
+	stream    bool               // the binlog follows (false for scan.startup.mode snapshot)
+	from      cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
+	atHandoff bool               // from is the finished snapshot's hand-off position, as its end stored it
+	schema    []byte             // the schema history stored with from
 }
 
 // planPhases decides the phases from the stored checkpoint and the startup mode.
@@ -41,22 +42,60 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 		if err := json.Unmarshal(stored.Snapshot, &p); err != nil {
 			return nil, fmt.Errorf("state %s: stored snapshot progress: %w", r.store.Dir(), err)
 		}
+		p, migrated := p.Migrated()
+		if migrated != "" {
+			r.log.Warn(migrated, "state", r.store.Dir())
+		}
 		ph.progress = &p
 	}
 	wantSnap := r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
 	switch {
 	case ph.progress != nil:
-		ph.runSnap = !ph.progress.Done
+		ph.runSnap = wantSnap && snapshotUnderWay(ph.progress)
 	case ph.from.IsZero() && wantSnap:
 		ph.runSnap = true
 	}
-	if ph.progress != nil || ph.runSnap {
+	r.capture = newCaptureSet(r.routes.filter.Match, r.def.Source.BinlogNewlyAddedTables, wantSnap, r.store.Dir(), r.log)
+	// A finished snapshot without chunks (none matched, or the compact progress stored once
+	// the hand-off is over) has nothing to filter: the stream starts at the stored position.
+	if ph.runSnap || (ph.progress != nil && len(ph.progress.Chunks) > 0) {
 		ph.snap = snapshot.New(r.snapshotConfig(ph.progress))
+	}
+	if err := ph.handoffStart(); err != nil {
+		return nil, fmt.Errorf("state %s: %w", r.store.Dir(), err)
 	}
 	if !ph.stream && ph.progress != nil && ph.progress.Done {
 		r.log.Info("the snapshot is already complete; nothing to do (scan.startup.mode snapshot)")
 	}
 	return ph, nil
+}
+
+// handoffStart relates the stored position to the finished snapshot's hand-off position.
+func (ph *phases) handoffStart() error {
+	if ph.progress == nil || !ph.progress.Done {
+		return nil
+	}
+	start, ok, err := ph.progress.HandoffPosition()
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return nil
+	case ph.snap != nil:
+		// A position stored by the snapshot's end, before the stream stored one: the
+		// hand-off's own start is the same point, with the GTID state of its file and offset.
+		ph.atHandoff = start.String() == ph.from.String()
+	case ph.from.IsZero():
+		ph.from = start // nothing to filter; not stored by this ingest, which stores the position
+	}
+	return nil
+}
+
+// snapshotUnderWay reports whether a stored progress is an unfinished snapshot, rather than
+// the captured set of a pipeline without a snapshot, which holds tables and nothing of a
+// snapshot (no chunks, Since or ListedAt) and is not Done: there is no snapshot to finish.
+func snapshotUnderWay(p *snapshot.Progress) bool {
+	return !p.Done && (len(p.Chunks) > 0 || p.Since != "" || p.ListedAt != "" || !p.HasTables())
 }
 
 func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
@@ -185,18 +224,87 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 		if err != nil {
 			return err
 		}
-		if ph.from.IsZero() {
+		if ph.from.IsZero() || ph.atHandoff {
 			ph.from = h.Start()
 		}
 		pipe.setHandoff(h)
+		if err := r.preflight(ctx, ph.from); err != nil { // the server may have changed during the snapshot
+			return err
+		}
 	}
 	pipe.setHandoff(nil)
 	cfg := r.src
 	cfg.Position, cfg.SchemaHistory = ph.from, ph.schema
+	if err := r.startCapture(ctx, ph, &cfg); err != nil {
+		return err
+	}
 	src, err := cdc.New(cfg)
 	if err != nil {
 		return err
 	}
 	r.source = src
-	return src.Run(ctx, pipe.stream)
+	return r.withStateHint(src.Run(ctx, pipe.stream))
+}
+
+// startCapture fills the captured set before the stream starts, and makes the stream use
+// it: the finished snapshot's tables (with those captured from their CREATE TABLE), or,
+// for a state stored by an older ingest with a position and no snapshot progress, every
+// table that matches now, captured from the stored position as that ingest did.
+func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) error {
+	c := r.capture
+	if c == nil {
+		return nil
+	}
+	switch {
+	case ph.snap != nil:
+		c.reset(ph.snap.Progress())
+	case ph.progress != nil:
+		c.reset(*ph.progress)
+	default:
+		p, err := r.matchingNow(ctx, ph.from)
+		if err != nil {
+			return err
+		}
+		c.reset(p)
+	}
+	cfg.Tables, cfg.Created, cfg.Uncaptured = c.Match, c.created, c.uncaptured
+	if err := c.warnExisting(ctx, *cfg); err != nil {
+		return fmt.Errorf("list the tables that match source.tables: %w", err)
+	}
+	return nil
+}
+
+// matchingNow is the captured set of a pipeline without a snapshot that starts for the
+// first time (from is zero): the tables that match now, captured from the start. For a state
+// stored by an older ingest with a position and no snapshot progress (it did not keep the
+// set once the hand-off was over), it is every table that matches now, captured from the
+// stored position as that ingest did.
+func (r *run) matchingNow(ctx context.Context, from cdc.Position) (snapshot.Progress, error) {
+	db, err := cdc.Open(r.src)
+	if err != nil {
+		return snapshot.Progress{}, err
+	}
+	defer db.Close()
+	tables, err := cdc.ListTables(ctx, db, r.routes.filter.Match)
+	if err != nil {
+		return snapshot.Progress{}, fmt.Errorf("list the tables that match source.tables: %w", err)
+	}
+	p := snapshot.Progress{Tables: []snapshot.TableState{}}
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		ts := snapshot.TableState{DB: t.ID.DB, Table: t.ID.Table, Stream: true}
+		if !from.IsZero() {
+			ts = snapshot.TableState{DB: t.ID.DB, Table: t.ID.Table, From: from.String()}
+		}
+		p.Tables = append(p.Tables, ts)
+		names[i] = t.ID.String()
+	}
+	if from.IsZero() {
+		return p, nil
+	}
+	p.Done = r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
+	r.log.Warn("the stored state has a position but no captured-table list (an older format); taking every table that matches "+
+		"source.tables now as captured from the stored position, as that ingest did; the list is stored from now on",
+		"state", r.store.Dir(), "position", from.String(), "tables", names)
+	return p, nil
 }

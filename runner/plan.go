@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -24,13 +26,17 @@ import (
 	"github.com/ingestkit/ingest/upsert"
 )
 
-// Report is what `ingest plan` finds online, without writing anything.
+// Report is what `ingest plan` finds online, without writing anything. Problems are
+// errors: each would stop apply or lose changes, and `ingest plan` exits 1 when there is
+// one; Warnings are not.
 type Report struct {
 	Tables         []PlannedTable `json:"tables"`
 	TopicsToCreate []string       `json:"topics_to_create"`
 	Start          string         `json:"start"`
 	Problems       []string       `json:"problems"`
 	Warnings       []string       `json:"warnings"`
+
+	unreachable bool // the source could not be connected to: its other checks are left out
 }
 
 // PlannedTable is one matched table.
@@ -41,6 +47,8 @@ type PlannedTable struct {
 	Topics        []string `json:"topics"`
 	EstimatedRows int64    `json:"estimated_rows"`
 	Problem       string   `json:"problem,omitempty"`
+	// Capture says, from the stored state, whether the table is captured, and why not.
+	Capture string `json:"capture,omitempty"`
 }
 
 // Plan connects to the source and the cluster and reports what apply would do.
@@ -59,19 +67,54 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 		return nil, err
 	}
 	rep := &Report{Problems: []string{}, Warnings: []string{}, TopicsToCreate: []string{}}
-	for _, p := range cdc.Preflight(ctx, src) {
-		rep.Problems = append(rep.Problems, p.String())
+	from, server := storedSource(def, opts.StateDir)
+	for _, p := range sourceChecks(ctx, src, from, server) {
+		rep.addPreflight(p)
 	}
-	if err := rep.addTables(ctx, src, rt, snapshotCheck(def, src)); err != nil {
+	if err := rep.addTables(ctx, src, rt, snapshotCheck(def, src)); err != nil && !rep.unreachable {
 		rep.Problems = append(rep.Problems, "error: tables: "+err.Error())
 	}
 	rep.addCollisions(rt)
-	if err := rep.addTopics(ctx, def); err != nil {
+	if err := rep.addTopics(ctx, def, opts.StateDir); err != nil {
 		rep.Problems = append(rep.Problems, "error: kafka: "+err.Error())
 	}
-	rep.Start = startReason(def, opts.StateDir)
+	rep.addCapture(def, opts.StateDir)
 	return rep, nil
 }
+
+// storedSource returns what the local state directory holds of the source, for plan to
+// check as apply would: the stored stream position (at-least-once; exactly-once keeps it in
+// Kafka) and the server identity. Unreadable state gives nothing; startReason reports it.
+func storedSource(def *pipeline.Definition, dir string) (cdc.Position, string) {
+	id, cp, err := state.Peek(dir)
+	if err != nil {
+		return cdc.Position{}, ""
+	}
+	var from cdc.Position
+	if cp != nil && def.Sink.DeliveryGuarantee != pipeline.DeliveryExactlyOnce {
+		from, _ = cdc.ParsePosition(cp.Position)
+	}
+	var server string
+	if id != nil {
+		server = id.Server
+	}
+	return from, server
+}
+
+// addPreflight files a finding of cdc.Preflight under Problems or Warnings by its severity.
+// A failed connection is noted, so that the table listing's failure to connect too is not
+// reported a second time.
+func (rep *Report) addPreflight(p cdc.Problem) {
+	if p.Severity == cdc.Warning {
+		rep.Warnings = append(rep.Warnings, p.Check+": "+p.Message)
+		return
+	}
+	rep.unreachable = rep.unreachable || p.Check == "connect"
+	rep.Problems = append(rep.Problems, p.String())
+}
+
+// HasErrors reports whether the plan found a problem that would stop apply or lose changes.
+func (rep *Report) HasErrors() bool { return len(rep.Problems) > 0 }
 
 // snapshotCheck returns the configuration to check each table's chunk key with, or nil if
 // the startup mode takes no snapshot.
@@ -151,8 +194,9 @@ func (rep *Report) addCollisions(rt *routing) {
 	}
 }
 
-// addTopics lists the cluster's topics and notes the missing ones.
-func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition) error {
+// addTopics lists the cluster's topics, notes the missing ones and checks the partition
+// counts of the existing ones (against the state directory dir).
+func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir string) error {
 	want := map[string]bool{}
 	for _, t := range rep.Tables {
 		for _, topic := range t.Topics {
@@ -163,7 +207,7 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition) erro
 		return nil
 	}
 	if def.Sink.Aliyun.Enabled() {
-		return rep.addApsaraTopics(ctx, def, want)
+		return rep.addApsaraTopics(ctx, def, want, dir)
 	}
 	p, err := upsert.ParseProperties(secrets.RevealMap(def.Sink.Properties))
 	if err != nil {
@@ -184,11 +228,48 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition) erro
 		}
 	}
 	sort.Strings(rep.TopicsToCreate)
+	counts := map[string]int32{}
+	for name, d := range existing {
+		if d.Err == nil {
+			counts[name] = int32(len(d.Partitions))
+		}
+	}
+	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir)
 	if len(rep.TopicsToCreate) > 0 && !def.Sink.TopicAutoCreate {
 		rep.Problems = append(rep.Problems, "error: topics missing and sink.topic.auto-create is false: "+
 			strings.Join(rep.TopicsToCreate, ", ")+"; create them (compacted) or turn auto-create on")
 	}
 	return nil
+}
+
+// checkPartitions reports each existing topic (of counts, the partition count of each)
+// whose count differs from the one recorded in the state directory dir, as apply refuses
+// it before its first record: the topics the pipeline writes to (want), also against
+// sink.topic.partitions (configured, 0 when not set), and every recorded one.
+func (rep *Report) checkPartitions(counts map[string]int32, want map[string]bool, configured int32, dir string) {
+	recorded, err := state.PeekPartitions(dir)
+	if err != nil {
+		rep.Problems = append(rep.Problems, "error: state: "+err.Error())
+		return
+	}
+	names := map[string]bool{}
+	maps.Copy(names, want)
+	for t := range recorded {
+		names[t] = true
+	}
+	for _, t := range slices.Sorted(maps.Keys(names)) {
+		n, ok := counts[t]
+		if !ok {
+			continue
+		}
+		conf := configured
+		if !want[t] {
+			conf = 0
+		}
+		if err := upsert.CheckPartitions(t, n, recorded[t], dir, conf); err != nil {
+			rep.Problems = append(rep.Problems, "error: "+err.Error())
+		}
+	}
 }
 
 // startReason says where apply would start, and why.
@@ -224,7 +305,11 @@ func startReason(def *pipeline.Definition, dir string) string {
 // WriteText writes the report for a terminal.
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tables (%d matched):\n", len(rep.Tables))
+	if rep.unreachable {
+		b.WriteString("Tables: not listed (the source could not be connected to; see Problems)\n")
+	} else {
+		fmt.Fprintf(&b, "Tables (%d matched):\n", len(rep.Tables))
+	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, t := range rep.Tables {
 		key := "key (" + strings.Join(t.Key, ", ") + ")"
@@ -240,6 +325,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	for _, t := range rep.Tables {
 		if t.Problem != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Problem)
+		}
+		if t.Capture != "" {
+			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Capture)
 		}
 	}
 	b.WriteString("Topics to create (compacted):")

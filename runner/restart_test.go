@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/schemachange"
 	"github.com/ingestkit/ingest/upsert"
 )
 
@@ -19,6 +21,7 @@ type attempt struct {
 func TestRestarting(t *testing.T) {
 	down := &upsert.Error{Op: "commit", Retryable: true, Err: errors.New("unable to dial")}
 	fatal := &upsert.Error{Op: "produce", Err: errors.New("record too large")}
+	refused := &schemachange.RefusedError{Table: change.TableID{DB: "app", Table: "t"}, Statement: "ALTER TABLE t ADD c INT"}
 	ok := attempt{running: true}
 	for _, c := range []struct {
 		name     string
@@ -29,6 +32,7 @@ func TestRestarting(t *testing.T) {
 		{"first start fails", []attempt{{false, down}}, 1, down},
 		{"clean stop", []attempt{ok}, 1, nil},
 		{"fatal while running", []attempt{{true, fatal}}, 1, fatal},
+		{"schema change refused (EXCEPTION)", []attempt{{true, refused}}, 1, refused},
 		{"restarted", []attempt{{true, down}, ok}, 2, nil},
 		// The broker is still away when the restart starts: it is restarted again.
 		{"restart fails while starting", []attempt{{true, down}, {false, down}, {false, down}, ok}, 4, nil},

@@ -18,6 +18,7 @@ import (
 	"github.com/ingestkit/ingest/metrics"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/progress"
+	"github.com/ingestkit/ingest/schemachange"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/upsert"
@@ -30,8 +31,11 @@ type Options struct {
 	// UntilCaughtUp stops the run once the binlog position the server had at the start is
 	// reached (--until-caught-up).
 	UntilCaughtUp bool
-	// MetricsAddr, when set, serves Prometheus metrics there (--metrics-addr).
+	// MetricsAddr, when set, serves Prometheus metrics there (--metrics-addr). It is bound
+	// before anything else starts: an address that cannot be bound fails Run at once.
 	MetricsAddr string
+	// Pprof also serves the Go runtime's profiles under /debug/pprof/ on MetricsAddr (--pprof).
+	Pprof bool
 	// Logger receives the run's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Metrics, when set, is used instead of a new set (tests).
@@ -59,12 +63,34 @@ func DefaultStateDir(name string) string { return filepath.Join(".ingest", name)
 // the broker is down or it waits to restart), until it has caught up (UntilCaughtUp), or
 // until a part fails. It ends with a summary log line.
 func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New(def.Pipeline.Name)
+	}
+	srv, err := listenMetrics(opts)
+	if err != nil {
+		return err
+	}
 	r, err := newRun(def, opts)
 	if err != nil {
+		if srv != nil {
+			srv.Close()
+		}
 		return err
 	}
 	defer r.store.Close()
 	defer r.display.Close()
+	if srv != nil {
+		// For the whole run, restarts included: the metrics tell about the back-offs too.
+		mctx, stopMetrics := context.WithCancel(ctx)
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(mctx) }()
+		defer func() {
+			stopMetrics()
+			if err := <-served; err != nil {
+				r.log.Warn("metrics server failed", "err", err)
+			}
+		}()
+	}
 	observed := make(chan struct{})
 	defer close(observed)
 	go r.followLag(observed)
@@ -89,6 +115,31 @@ func (r *run) stopped(ctx context.Context, err error) error {
 		return nil
 	}
 	return err
+}
+
+// listenMetrics binds Options.MetricsAddr, if set, and warns when the address can be
+// reached from other hosts.
+func listenMetrics(opts Options) (*metrics.Server, error) {
+	if opts.MetricsAddr == "" {
+		return nil, nil
+	}
+	srv, err := opts.Metrics.Listen(opts.MetricsAddr, opts.Pprof)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	if !srv.Loopback() {
+		log := opts.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		what := "the metrics"
+		if opts.Pprof {
+			what = "the metrics and the profiles (--pprof: memory, goroutines, command line)"
+		}
+		log.Warn("metrics: serving on a non-loopback address; every host that can reach it can read "+what+
+			"; give 127.0.0.1:PORT unless it must be scraped from elsewhere", "addr", srv.Addr().String())
+	}
+	return srv, nil
 }
 
 // maxRestarts bounds the in-process restarts in a row after retryable sink failures; the
@@ -164,11 +215,14 @@ type run struct {
 	snk    upsert.Config
 
 	phases  *phases
-	running bool        // this run got past its start: its failures may be restarted
-	source  *cdc.Source // set by produce before the stream's first batch; then read by forward
-	extras  extraCache  // owned by forward
-	lag     lagClock
-	writes  *written
+	capture *captureSet          // the captured set, with a snapshot (initial and snapshot modes); nil otherwise
+	running bool                 // this run got past its start: its failures may be restarted
+	source  *cdc.Source          // set by produce before the stream's first batch; then read by forward
+	extras  extraCache           // owned by forward
+	shapes  *schemachange.Mapper // schema.change.behavior; owned by forward
+	warned  map[string]bool      // the source checks whose warning was logged (preflight)
+	lag     lagClock             // the lag metric's clock (lag.go)
+	writes  *written             // the written-records observer, for the summary
 	display progress.Display
 	status  status
 
@@ -190,7 +244,8 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
 	}
-	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display}
+	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display,
+		warned: map[string]bool{}}
 	if r.display == nil {
 		r.display = progress.NewLog(opts.Logger, 30*time.Second)
 	}
@@ -218,6 +273,7 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if r.store, err = state.OpenSecret(opts.StateDir, id, stateSecrets(opts.Scrubber)); err != nil {
 		return nil, err
 	}
+	r.snk.Ledger = r.store // partition counts are part of the data's layout (upsert/layout.go)
 	return r, nil
 }
 
@@ -252,6 +308,12 @@ func (r *run) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.shapes, err = newShapes(r.def, stored); err != nil {
+		return fmt.Errorf("state %s: %w", r.store.Dir(), err)
+	}
+	if err := r.preflight(ctx, ph.from); err != nil {
+		return err
+	}
 	if err := r.stopAt(ctx, ph); err != nil {
 		return err
 	}
@@ -260,14 +322,6 @@ func (r *run) run(ctx context.Context) error {
 	}
 	r.phases, r.running = ph, true
 
-	if r.opts.MetricsAddr != "" {
-		// Outside the group: the metrics server has no end of its own, so the group's Wait
-		// would never return once the pipeline has finished (--until-caught-up).
-		mctx, stopMetrics := context.WithCancel(ctx)
-		served := make(chan error, 1)
-		go func() { served <- r.m.Serve(mctx, r.opts.MetricsAddr) }()
-		defer func() { stopMetrics(); <-served }()
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	pipe := newPhasePipe()
 	inputs := make(chan upsert.Input, pipeDepth)
@@ -389,9 +443,12 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		return true
 	}
 	for b := range pipe.snapshot {
+		b, err := r.shapes.Apply(b)
+		if err != nil {
+			return err
+		}
 		in := upsert.Input{Batch: b}
 		if b.End {
-			var err error
 			if in, err = r.chunkInput(b); err != nil {
 				return err
 			}
@@ -404,10 +461,17 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	var held []change.Batch // a stream transaction's batches, held while the hand-off filters
 	for b := range pipe.stream {
 		if handoff == nil {
+			b, err := r.shapes.Apply(b)
+			if err != nil {
+				return err
+			}
 			in := upsert.Input{Batch: b}
 			if b.End {
-				var err error
-				if in.Progress, err = r.extras.encode(nil, r.source.SchemaHistory()); err != nil {
+				captured, err := r.capturedProgress()
+				if err != nil {
+					return err
+				}
+				if in.Progress, err = r.extras.encode(captured, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
 					return err
 				}
 			}
@@ -464,10 +528,21 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 	if err != nil {
 		return upsert.Input{}, err
 	}
-	if js, err = json.Marshal(extra{Snapshot: js}); err != nil {
+	if js, err = json.Marshal(extra{Snapshot: js, Shapes: r.shapes.Encode()}); err != nil {
 		return upsert.Input{}, err
 	}
 	b.Position = nil
+	if p.Done {
+		// The finished snapshot stores where the stream takes over, also when it
+		// covered no table: never a finished snapshot without a position.
+		pos, ok, err := p.HandoffPosition()
+		if err != nil {
+			return upsert.Input{}, err
+		}
+		if ok {
+			b.Position = []byte(pos.String())
+		}
+	}
 	return upsert.Input{Batch: b, Progress: js}, nil
 }
 
@@ -484,24 +559,43 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 	done := h.Done(pos)
 	var progress []byte
 	if !done {
-		if progress, err = json.Marshal(r.phases.snap.Progress()); err != nil {
+		p := r.phases.snap.Progress()
+		if r.capture != nil {
+			p.Tables = r.capture.list() // with the tables captured from their CREATE TABLE
+		}
+		if progress, err = json.Marshal(p); err != nil {
 			return nil, false, err
 		}
 	} else {
 		r.log.Info("the binlog stream has passed the snapshot; hand-off finished", "position", pos.String())
+		if progress, err = r.capturedProgress(); err != nil {
+			return nil, false, err
+		}
 	}
 	inputs := make([]upsert.Input, len(held))
 	for i, b := range held {
 		kept, err := h.Filter(ctx, b, pos)
+		if err == nil {
+			kept, err = r.shapes.Apply(kept)
+		}
 		if err != nil {
 			return nil, false, err
 		}
 		inputs[i] = upsert.Input{Batch: kept}
 	}
-	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory()); err != nil {
+	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
 		return nil, false, err
 	}
 	return inputs, done, nil
+}
+
+// capturedProgress is the snapshot progress stored once the hand-off is over: the captured
+// set, the same slice until it changes (nil without a snapshot).
+func (r *run) capturedProgress() ([]byte, error) {
+	if r.capture == nil {
+		return nil, nil
+	}
+	return r.capture.encoded()
 }
 
 // acked is the sink's report of an acknowledged (or committed) checkpoint.

@@ -31,6 +31,11 @@ type Identity struct {
 	// Salt is the random salt of the fields stored as a hash (a field that holds a secret,
 	// see Secrets), in hex; empty when no field is hashed.
 	Salt string `json:"salt,omitempty"`
+	// Server is the identity of the source server behind Source (server_id, server_uuid,
+	// GTID domains: the cdc package's ServerIdentity text form), recorded by the first run
+	// that connected ([Store.RecordServer]); empty before. It is not compared by [Open] (it is
+	// only known once connected): the runner compares it with the server's at every start.
+	Server string `json:"server,omitempty"`
 }
 
 // Checkpoint is a stored position and, while a snapshot is under way, its progress.
@@ -41,6 +46,9 @@ type Checkpoint struct {
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 	// Schema is the source's schema history at Position, opaque here.
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Shapes are the shapes the pipeline writes per table under schema.change.behavior
+	// LENIENT or IGNORE (schemachange.Mapper.Encode), opaque here.
+	Shapes json.RawMessage `json:"shapes,omitempty"`
 	// SavedAt is when the checkpoint was written.
 	SavedAt time.Time `json:"saved_at"`
 }
@@ -49,7 +57,8 @@ type Checkpoint struct {
 type Store struct {
 	dir     string
 	lock    *os.File
-	secrets Secrets // nil: none
+	secrets Secrets  // nil: none
+	id      Identity // as stored
 }
 
 // ErrLocked is returned by Open when another process holds the directory's lock.
@@ -132,7 +141,8 @@ func (s *Store) checkIdentity(id Identity) error {
 	var stored Identity
 	err := readJSON(filepath.Join(s.dir, identityFile), &stored)
 	if errors.Is(err, fs.ErrNotExist) {
-		return writeJSON(s.dir, identityFile, id.stored(newSalt(), s.secrets))
+		s.id = id.stored(newSalt(), s.secrets)
+		return writeJSON(s.dir, identityFile, s.id)
 	}
 	if err != nil {
 		return err
@@ -142,14 +152,31 @@ func (s *Store) checkIdentity(id Identity) error {
 		salt = newSalt()
 	}
 	want := id.stored(salt, s.secrets)
+	want.Server = stored.Server
 	if !id.matches(stored) {
 		return &MismatchError{Dir: s.dir, Stored: stored, Requested: want}
 	}
+	s.id = want
 	if want != stored {
 		// Stored before secrets were hashed (the plain value is replaced now), or a field
 		// that was secret is not any more.
 		return writeJSON(s.dir, identityFile, want)
 	}
+	return nil
+}
+
+// Server returns the server identity recorded in the directory, or "" when none is.
+func (s *Store) Server() string { return s.id.Server }
+
+// RecordServer records the source server's identity in the directory's identity, for later
+// runs to compare with. It changes nothing else of the identity.
+func (s *Store) RecordServer(server string) error {
+	id := s.id
+	id.Server = server
+	if err := writeJSON(s.dir, identityFile, id); err != nil {
+		return err
+	}
+	s.id = id
 	return nil
 }
 

@@ -141,3 +141,37 @@ func TestPeekReadsWithoutTheLock(t *testing.T) {
 		t.Fatalf("Peek while locked = %v, %v, %v", id, cp, err)
 	}
 }
+
+// TestRecordServer records the server identity once and keeps it across opens, which do not
+// compare it (the runner does, once connected).
+func TestRecordServer(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Server() != "" {
+		t.Fatalf("fresh Server() = %q", s.Server())
+	}
+	if err := s.RecordServer("server_id=1;gtid_domains=0"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(dir, testID) // the caller does not know the server yet
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if s.Server() != "server_id=1;gtid_domains=0" {
+		t.Fatalf("Server() = %q after reopen", s.Server())
+	}
+	id, _, err := Peek(dir)
+	if err != nil || id.Pipeline != testID.Pipeline || id.Server != "server_id=1;gtid_domains=0" {
+		t.Fatalf("Peek = %+v, %v", id, err)
+	}
+	s.Close()
+	other := testID
+	other.Tables = "other.*"
+	if _, err := Open(dir, other); !errors.As(err, new(*MismatchError)) {
+		t.Fatalf("Open with other tables: %v, want a MismatchError", err)
+	}
+}

@@ -11,7 +11,10 @@
 //     Jackson does, and invalid UTF-8 (which the source never hands over) becomes U+FFFD.
 //   - [Partitioner] is the Java client's default partitioner for keyed records
 //     (toPositive(murmur2(key)) % partitions), so ingest and a Java or Flink producer agree
-//     on the partition of every key.
+//     on the partition of every key. The sink holds each topic's partition count fixed: it
+//     checks it against the count recorded for the pipeline ([PartitionLedger]) and
+//     sink.topic.partitions before the first record, and partitions over it for the whole
+//     run (layout.go); a changed count is a [PartitionCountError].
 //   - [ParseProperties] maps the Java producer configs of properties.* (security, SASL,
 //     TLS stores, acks, compression, timeouts…) onto franz-go options, refusing what has no
 //     meaning here; [Options] returns them all as franz-go options. This is the one

@@ -84,6 +84,10 @@ type Config struct {
 	ReplicationFactor int16
 	// Creator creates missing topics (default: the Kafka admin API on the sink's client).
 	Creator TopicCreator
+	// Ledger, when set, keeps the partition count of every topic written to across runs: a
+	// topic whose count differs from the recorded one is refused before the first record of
+	// a run (layout.go). Without it, counts are only held fixed within a run.
+	Ledger PartitionLedger
 	// StateTopic is the compacted topic of exactly-once checkpoints (default
 	// [DefaultStateTopic]).
 	StateTopic string
@@ -148,6 +152,7 @@ type Sink struct {
 	cl     *kgo.Client
 	admin  *kadm.Client
 	topics *topicManager
+	part   *fixedPartitioner
 	enc    *Encoder
 	buf    *buffer
 	track  *tracker
@@ -205,6 +210,7 @@ func New(cfg Config) (*Sink, error) {
 	s := &Sink{cfg: cfg, log: cfg.Logger, enc: NewEncoder(cfg.Encode), failed: make(chan struct{})}
 	s.enc.pool = newSlabPool(poisonSlabs)
 	s.onDone = s.done
+	s.part = newFixedPartitioner(s.grew)
 	if cfg.BufferMaxRows > 0 {
 		s.buf = newBuffer(cfg.BufferMaxRows, cfg.BufferInterval)
 	}
@@ -290,7 +296,7 @@ func (s *Sink) clientOpts() []kgo.Opt {
 	p := s.cfg.Properties
 	// The default minimum metadata age (5s) would make the first records to a topic the
 	// sink just created wait that long; a shorter one costs a few more metadata requests.
-	opts := append(p.ClientOpts(), kgo.RecordPartitioner(Partitioner()), kgo.MetadataMinAge(250*time.Millisecond))
+	opts := append(p.ClientOpts(), kgo.RecordPartitioner(s.part), kgo.MetadataMinAge(250*time.Millisecond))
 	switch s.cfg.Guarantee {
 	case None:
 		acks := kgo.LeaderAck()
@@ -336,7 +342,12 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 	s.topics = &topicManager{admin: s.admin, creator: creator, create: s.cfg.AutoCreate, log: s.log,
 		known: map[string]bool{},
 		spec: TopicSpec{Partitions: s.cfg.Partitions, ReplicationFactor: s.cfg.ReplicationFactor,
-			Configs: map[string]string{"cleanup.policy": "compact"}}}
+			Configs: map[string]string{"cleanup.policy": "compact"}},
+		layout: &topicLayout{ledger: s.cfg.Ledger, recorded: map[string]int32{}, part: s.part}}
+	if err := s.checkLayout(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if s.cfg.Guarantee != ExactlyOnce {
 		return nil, nil
 	}
@@ -346,6 +357,35 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 		return nil, err
 	}
 	return cp, nil
+}
+
+// checkLayout loads the recorded partition counts and checks the topics they name, before
+// the first record of the run.
+func (s *Sink) checkLayout(ctx context.Context) error {
+	if s.cfg.Ledger == nil {
+		return nil
+	}
+	recorded, err := s.cfg.Ledger.Partitions()
+	if err != nil {
+		return &Error{Op: "read partition counts", Err: err}
+	}
+	s.topics.layout.recorded = recorded
+	return s.topics.checkRecorded(ctx)
+}
+
+// grew is told by the partitioner that the client sees another partition count for topic
+// than the one fixed for the run: the sink stops (the partitioner keeps using the fixed
+// count meanwhile, so no record goes to a partition of the new layout).
+func (s *Sink) grew(topic string, fixed, seen int) {
+	s.fail(&Error{Op: "produce", Topic: topic, Err: &PartitionCountError{Topic: topic, Current: int32(seen),
+		Recorded: int32(fixed), State: s.ledgerDir(), Running: true}})
+}
+
+func (s *Sink) ledgerDir() string {
+	if s.cfg.Ledger == nil {
+		return ""
+	}
+	return s.cfg.Ledger.Dir()
 }
 
 // probeAttempts is how many times probe tries a metadata request whose new connection

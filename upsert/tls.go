@@ -1,17 +1,12 @@
 package upsert
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/pavlo-v-chernykh/keystore-go/v4"
-	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/ingestkit/ingest/internal/tlsconf"
 )
@@ -98,11 +93,11 @@ func (tp *tlsProps) rootCAs() (*x509.CertPool, error) {
 		if tp.trustLocation != "" {
 			return nil, errors.New("properties.ssl.truststore.certificates: give either it or ssl.truststore.location, not both")
 		}
-		certs, err := pemCerts([]byte(tp.trustPEM))
+		certs, err := tlsconf.PEMCerts([]byte(tp.trustPEM))
 		if err != nil {
 			return nil, fmt.Errorf("properties.ssl.truststore.certificates: %w", err)
 		}
-		return pool(certs), nil
+		return tlsconf.Pool(certs), nil
 	}
 	if tp.trustLocation == "" {
 		return nil, nil
@@ -111,11 +106,11 @@ func (tp *tlsProps) rootCAs() (*x509.CertPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("properties.ssl.truststore.location: %w", err)
 	}
-	certs, err := trustStore(data, storeType(tp.trustType), tp.trustPassword)
+	certs, err := tlsconf.TrustStore(data, storeType(tp.trustType), tp.trustPassword)
 	if err != nil {
 		return nil, fmt.Errorf("properties.ssl.truststore.location %s: %w", tp.trustLocation, err)
 	}
-	return pool(certs), nil
+	return tlsconf.Pool(certs), nil
 }
 
 // storeType returns the store type, upper-cased, with Java's default JKS.
@@ -124,88 +119,6 @@ func storeType(t string) string {
 		return "JKS"
 	}
 	return strings.ToUpper(t)
-}
-
-func pool(certs []*x509.Certificate) *x509.CertPool {
-	p := x509.NewCertPool()
-	for _, c := range certs {
-		p.AddCert(c)
-	}
-	return p
-}
-
-// trustStore reads the trusted certificates of a PEM, JKS or PKCS12 store.
-func trustStore(data []byte, typ, password string) ([]*x509.Certificate, error) {
-	switch typ {
-	case "PEM":
-		return pemCerts(data)
-	case "JKS":
-		ks, err := loadJKS(data, password)
-		if err != nil {
-			return nil, err
-		}
-		var certs []*x509.Certificate
-		for _, alias := range ks.Aliases() {
-			if !ks.IsTrustedCertificateEntry(alias) {
-				continue
-			}
-			e, err := ks.GetTrustedCertificateEntry(alias)
-			if err != nil {
-				return nil, fmt.Errorf("entry %s: %w", alias, err)
-			}
-			c, err := x509.ParseCertificate(e.Certificate.Content)
-			if err != nil {
-				return nil, fmt.Errorf("entry %s: %w", alias, err)
-			}
-			certs = append(certs, c)
-		}
-		return nonEmpty(certs)
-	case "PKCS12":
-		certs, err := pkcs12.DecodeTrustStore(data, password)
-		if err != nil {
-			return nil, fmt.Errorf("read PKCS12 trust store (wrong password?): %w", err)
-		}
-		return nonEmpty(certs)
-	}
-	return nil, fmt.Errorf("unsupported store type %q; supported: PEM, JKS, PKCS12", typ)
-}
-
-func nonEmpty(certs []*x509.Certificate) ([]*x509.Certificate, error) {
-	if len(certs) == 0 {
-		return nil, errors.New("no trusted certificate in the store")
-	}
-	return certs, nil
-}
-
-func loadJKS(data []byte, password string) (keystore.KeyStore, error) {
-	ks := keystore.New(keystore.WithMinPasswordLen(0))
-	if err := ks.Load(bytes.NewReader(data), []byte(password)); err != nil {
-		return ks, fmt.Errorf("read JKS store (wrong password?): %w", err)
-	}
-	return ks, nil
-}
-
-func pemCerts(data []byte) ([]*x509.Certificate, error) {
-	var certs []*x509.Certificate
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		certs = append(certs, c)
-	}
-	if len(certs) == 0 {
-		return nil, errors.New("no PEM CERTIFICATE block")
-	}
-	return certs, nil
 }
 
 // clientCert loads the key store (mutual TLS), or returns nil when none is set.
@@ -231,62 +144,9 @@ func (tp *tlsProps) clientCert() (*tls.Certificate, error) {
 	if keyPass == "" {
 		keyPass = tp.keyPassword
 	}
-	c, err := keyStore(data, storeType(tp.keyType), tp.keyPassword, keyPass)
+	c, err := tlsconf.KeyStore(data, storeType(tp.keyType), tp.keyPassword, keyPass)
 	if err != nil {
 		return nil, fmt.Errorf("properties.ssl.keystore.location %s: %w", tp.keyLocation, err)
-	}
-	return c, nil
-}
-
-// keyStore reads the private key and its certificate chain from a PEM, JKS or PKCS12 store.
-func keyStore(data []byte, typ, password, keyPassword string) (*tls.Certificate, error) {
-	switch typ {
-	case "PEM":
-		c, err := tls.X509KeyPair(data, data)
-		if err != nil {
-			return nil, errors.New("read PEM key store: want an unencrypted private key and its certificate chain in the file")
-		}
-		return &c, nil
-	case "JKS":
-		ks, err := loadJKS(data, password)
-		if err != nil {
-			return nil, err
-		}
-		for _, alias := range ks.Aliases() {
-			if ks.IsPrivateKeyEntry(alias) {
-				return jksKeyEntry(ks, alias, keyPassword)
-			}
-		}
-		return nil, errors.New("no private key entry in the JKS store")
-	case "PKCS12":
-		key, leaf, chain, err := pkcs12.DecodeChain(data, password)
-		if err != nil {
-			return nil, fmt.Errorf("read PKCS12 key store (wrong password?): %w", err)
-		}
-		c := &tls.Certificate{PrivateKey: key, Leaf: leaf, Certificate: [][]byte{leaf.Raw}}
-		for _, ca := range chain {
-			c.Certificate = append(c.Certificate, ca.Raw)
-		}
-		return c, nil
-	}
-	return nil, fmt.Errorf("unsupported store type %q; supported: PEM, JKS, PKCS12", typ)
-}
-
-func jksKeyEntry(ks keystore.KeyStore, alias, keyPassword string) (*tls.Certificate, error) {
-	e, err := ks.GetPrivateKeyEntry(alias, []byte(keyPassword))
-	if err != nil {
-		return nil, fmt.Errorf("entry %s: read the private key (wrong ssl.key.password?): %w", alias, err)
-	}
-	key, err := x509.ParsePKCS8PrivateKey(e.PrivateKey)
-	if err != nil {
-		return nil, fmt.Errorf("entry %s: %w", alias, err)
-	}
-	c := &tls.Certificate{PrivateKey: key}
-	for _, cert := range e.CertificateChain {
-		c.Certificate = append(c.Certificate, cert.Content)
-	}
-	if len(c.Certificate) == 0 {
-		return nil, fmt.Errorf("entry %s: no certificate chain", alias)
 	}
 	return c, nil
 }

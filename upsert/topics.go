@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +59,8 @@ func (c KafkaTopicCreator) CreateTopics(ctx context.Context, topics []string, sp
 }
 
 // topicManager makes sure that the topics the sink writes to exist, creating missing ones
-// when allowed, and warns once about each existing topic that is not compacted.
+// when allowed, and warns once about each existing topic that is not compacted. With a
+// layout it also holds each topic's partition count fixed (layout.go).
 type topicManager struct {
 	admin   *kadm.Client
 	creator TopicCreator
@@ -65,10 +68,19 @@ type topicManager struct {
 	spec    TopicSpec
 	log     *slog.Logger
 	known   map[string]bool
+	layout  *topicLayout // nil: partition counts are not checked (the state topic)
 }
 
-// ensure makes sure that every topic of topics exists. It only talks to the cluster about
-// topics it has not seen before.
+// topicLayout is what the topic manager checks partition counts against.
+type topicLayout struct {
+	ledger   PartitionLedger  // nil: nothing is recorded across runs
+	recorded map[string]int32 // the ledger's counts
+	part     *fixedPartitioner
+}
+
+// ensure makes sure that every topic of topics exists and, with a layout, has the partition
+// count the pipeline's records are keyed for. It only talks to the cluster about topics it
+// has not seen before.
 func (m *topicManager) ensure(ctx context.Context, topics []string) error {
 	var fresh []string
 	for _, t := range topics {
@@ -79,7 +91,7 @@ func (m *topicManager) ensure(ctx context.Context, topics []string) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	missing, err := m.missing(ctx, fresh)
+	counts, missing, err := m.describe(ctx, fresh)
 	if err != nil {
 		return err
 	}
@@ -88,16 +100,14 @@ func (m *topicManager) ensure(ctx context.Context, topics []string) error {
 			return &Error{Op: "check topics", Topic: missing[0],
 				Err: errors.New("topic does not exist and sink.topic.auto-create is false; create it (compacted) or turn auto-create on")}
 		}
-		if err := m.creator.CreateTopics(ctx, missing, m.spec); err != nil {
-			return wrap("create topics", missing[0], tableNone, nil, err)
-		}
-		m.log.Info("upsert: created topics", "topics", missing, "partitions", m.spec.Partitions,
-			"replication_factor", m.spec.ReplicationFactor)
-		if err := m.waitVisible(ctx, missing); err != nil {
+		if err := m.createAll(ctx, missing, counts); err != nil {
 			return err
 		}
 	}
 	if err := m.checkCompacted(ctx, fresh, missing); err != nil {
+		return err
+	}
+	if err := m.fixLayout(fresh, counts); err != nil {
 		return err
 	}
 	for _, t := range fresh {
@@ -106,12 +116,111 @@ func (m *topicManager) ensure(ctx context.Context, topics []string) error {
 	return nil
 }
 
-// missing returns the topics of topics that the cluster does not have.
-func (m *topicManager) missing(ctx context.Context, topics []string) ([]string, error) {
+// createAll creates the missing topics, waits until they are usable and adds their
+// partition counts to counts. A topic whose count is recorded but that is missing (it was
+// deleted) is created with the recorded count unless sink.topic.partitions says otherwise.
+func (m *topicManager) createAll(ctx context.Context, missing []string, counts map[string]int32) error {
+	byCount := map[int32][]string{}
+	for _, t := range missing {
+		n := m.spec.Partitions
+		if n <= 0 && m.layout != nil && m.layout.recorded[t] > 0 {
+			n = m.layout.recorded[t]
+		}
+		byCount[n] = append(byCount[n], t)
+	}
+	for _, n := range slices.Sorted(maps.Keys(byCount)) {
+		spec := m.spec
+		spec.Partitions = n
+		if err := m.creator.CreateTopics(ctx, byCount[n], spec); err != nil {
+			return wrap("create topics", byCount[n][0], tableNone, nil, err)
+		}
+	}
+	created, err := m.waitVisible(ctx, missing)
+	if err != nil {
+		return err
+	}
+	maps.Copy(counts, created)
+	m.log.Info("upsert: created topics", "topics", missing, "partitions", created,
+		"replication_factor", replicationText(m.spec.ReplicationFactor))
+	return nil
+}
+
+// replicationText is a replication factor for the log: -1 is the cluster's default.
+func replicationText(rf int16) string {
+	if rf <= 0 {
+		return "cluster default"
+	}
+	return strconv.Itoa(int(rf))
+}
+
+// fixLayout checks the partition count of each of topics against the recorded one and
+// sink.topic.partitions, records the counts of topics written to for the first time,
+// and fixes every count for the rest of the run.
+func (m *topicManager) fixLayout(topics []string, counts map[string]int32) error {
+	l := m.layout
+	if l == nil {
+		return nil
+	}
+	state := ""
+	if l.ledger != nil {
+		state = l.ledger.Dir()
+	}
+	var fresh bool
+	for _, t := range topics {
+		if err := CheckPartitions(t, counts[t], l.recorded[t], state, m.spec.Partitions); err != nil {
+			return &Error{Op: "check topics", Topic: t, Err: err}
+		}
+		if l.recorded[t] == 0 {
+			fresh = true
+		}
+	}
+	if fresh && l.ledger != nil {
+		next := maps.Clone(l.recorded)
+		for _, t := range topics {
+			next[t] = counts[t]
+		}
+		if err := l.ledger.SavePartitions(next); err != nil {
+			return &Error{Op: "record partition counts", Topic: topics[0], Err: err}
+		}
+		l.recorded = next
+	}
+	for _, t := range topics {
+		l.part.fix(t, counts[t])
+	}
+	return nil
+}
+
+// checkRecorded checks, before the first record of a run, every recorded topic that
+// exists against its recorded count, so that a topic that grew between runs stops the
+// run before anything is written, whichever table comes first. Missing topics are
+// checked when they are created.
+func (m *topicManager) checkRecorded(ctx context.Context) error {
+	if m.layout == nil || len(m.layout.recorded) == 0 {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(m.layout.recorded))
+	counts, _, err := m.describe(ctx, names)
+	if err != nil {
+		return err
+	}
+	for _, t := range names {
+		if n, ok := counts[t]; ok {
+			if err := CheckPartitions(t, n, m.layout.recorded[t], m.layout.ledger.Dir(), 0); err != nil {
+				return &Error{Op: "check topics", Topic: t, Err: err}
+			}
+		}
+	}
+	return nil
+}
+
+// describe returns the partition count of each topic of topics that exists, and those
+// that the cluster does not have.
+func (m *topicManager) describe(ctx context.Context, topics []string) (map[string]int32, []string, error) {
 	details, err := m.admin.ListTopics(ctx, topics...)
 	if err != nil {
-		return nil, wrap("list topics", topics[0], tableNone, nil, err)
+		return nil, nil, wrap("list topics", topics[0], tableNone, nil, err)
 	}
+	counts := map[string]int32{}
 	var missing []string
 	for _, t := range topics {
 		d, ok := details[t]
@@ -119,20 +228,23 @@ func (m *topicManager) missing(ctx context.Context, topics []string) ([]string, 
 		case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
 			missing = append(missing, t)
 		case d.Err != nil:
-			return nil, wrap("list topics", t, tableNone, nil, d.Err)
+			return nil, nil, wrap("list topics", t, tableNone, nil, d.Err)
+		default:
+			counts[t] = int32(len(d.Partitions))
 		}
 	}
-	return missing, nil
+	return counts, missing, nil
 }
 
 // waitVisible waits until the metadata shows the created topics with a leader for every
-// partition. Producing earlier would make the client see a topic without leaders and
-// wait out its minimum metadata age (5s) before looking again.
-func (m *topicManager) waitVisible(ctx context.Context, topics []string) error {
+// partition, and returns their partition counts. Producing earlier would make the client
+// see a topic without leaders and wait out its minimum metadata age (5s) before looking
+// again.
+func (m *topicManager) waitVisible(ctx context.Context, topics []string) (map[string]int32, error) {
 	for i := 0; ; i++ {
 		details, err := m.admin.ListTopics(ctx, topics...)
 		if err != nil {
-			return wrap("list topics", topics[0], tableNone, nil, err)
+			return nil, wrap("list topics", topics[0], tableNone, nil, err)
 		}
 		notReady := ""
 		for _, t := range topics {
@@ -142,15 +254,19 @@ func (m *topicManager) waitVisible(ctx context.Context, topics []string) error {
 			}
 		}
 		if notReady == "" {
-			return nil
+			counts := map[string]int32{}
+			for _, t := range topics {
+				counts[t] = int32(len(details[t].Partitions))
+			}
+			return counts, nil
 		}
 		if i == 200 {
-			return &Error{Op: "create topics", Topic: notReady, Retryable: true,
+			return nil, &Error{Op: "create topics", Topic: notReady, Retryable: true,
 				Err: errors.New("created, but the topic has no leader for every partition after 10s")}
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -16,7 +16,8 @@
 //     temporal types, binary strings, and text in a *_bin collation, in one whose weights
 //     collation.go reads from the server (the *_general_ci family and latin1_swedish_ci),
 //     or in a single-level collation of a Unicode character set (the UCA ones), whose key
-//     texts weigher.go asks the server to weigh).
+//     texts weigher.go asks the server to weigh), and MariaDB's UUID, INET4 and INET6, in the
+//     server's order (fixedbin.go).
 //   - table.go: a table's description ([Table], by default from cdc.DescribeTable through
 //     [DescribeCDC]), chunk key, row estimate and discovery.
 //   - reader.go: reads one chunk with a single autocommit SELECT, a prepared statement of
@@ -32,6 +33,10 @@
 //     key tuple compared (chunk bounds, binlog keys) is made sortable there.
 //   - progress.go: [Progress], the JSON-serialisable record of finished chunks a restart resumes
 //     from.
+//   - captured.go: [TableState], the pipeline's captured set in [Progress].Tables (the tables
+//     the snapshot covers, each done, and those the stream captures from their CREATE TABLE),
+//     the migration of progress stored without it, and the compact progress kept after the
+//     hand-off.
 //   - config.go: [Config], its defaults and the connection settings.
 //   - snapshot.go: [Snapshot]: Begin, Run (planner, readers and emitter), ProgressAt.
 //
@@ -64,6 +69,12 @@
 // runner stores [Snapshot.ProgressAt] of that token; a restart passes it as Config.Resume and
 // reads only the key ranges not covered by finished chunks. Before the first Run the runner
 // stores [Snapshot.Begin]'s progress.
+//
+// Run reads the binlog position, then lists the tables: both go into every progress
+// (Tables, ListedAt), and the end marker's progress marks each table done. The stream takes
+// over at [Progress.HandoffPosition]: the smallest low watermark, or ListedAt when no table
+// matched, so a table created after the listing is met from its CREATE TABLE. The [Handoff]
+// covers the tables of the progress, never those that match later.
 //
 // A chunk emitted but not stored before a crash is read again at a later state, which keeps
 // values moving forward; but a key it carried may have been deleted (or moved to another key)

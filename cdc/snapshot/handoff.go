@@ -65,7 +65,18 @@ func (s *Snapshot) Handoff(ctx context.Context) (*Handoff, error) {
 // handoffWith builds the Handoff through db, which it keeps when a table's keys need the
 // server to be ordered.
 func (s *Snapshot) handoffWith(ctx context.Context, db *sql.DB, p Progress) (*Handoff, error) {
-	tables, err := s.loadTables(ctx, db)
+	// The tables the snapshot covered, not those that match now: a table created since has
+	// no chunk, and is the stream's to capture from its CREATE TABLE, or not at all.
+	// A table dropped since has nothing left to filter.
+	covered := map[change.TableID]bool{}
+	for _, id := range p.TableIDs() {
+		covered[id] = true
+	}
+	ids, err := discoverTables(ctx, db, func(db, table string) bool { return covered[change.TableID{DB: db, Table: table}] })
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: handoff: %w", err)
+	}
+	tables, err := s.loadTables(ctx, db, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -109,12 +120,12 @@ func gtidAt(ctx context.Context, db *sql.DB, pos cdc.Position) ([]cdc.GTID, erro
 // newHandoff builds the filter from the finished chunks of the given tables; chunks of other
 // tables are ignored. Each table's chunks must partition its key space.
 func newHandoff(ctx context.Context, p Progress, tables []*table) (*Handoff, error) {
-	start, ok, err := p.Start()
+	start, ok, err := p.HandoffPosition()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: handoff: %w", err)
 	}
 	h := &Handoff{start: start, tables: map[change.TableID]*handoffTable{}}
-	if !ok {
+	if !ok || len(p.Chunks) == 0 {
 		return h, nil
 	}
 	for _, t := range tables {
@@ -173,7 +184,9 @@ func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable,
 	return ht, nil
 }
 
-// Start returns where the binlog stream starts: the smallest low watermark of all chunks.
+// Start returns where the binlog stream starts: the smallest low watermark of all chunks,
+// or, when there is none (no table matched), the position read before the snapshot listed
+// its tables ([Progress.HandoffPosition]).
 func (h *Handoff) Start() cdc.Position { return h.start }
 
 // Done reports whether pos is at or after every chunk's high watermark: from there on,

@@ -21,6 +21,8 @@ const (
 	keyTemporal                    // DATE, DATETIME, TIMESTAMP, TIME: text parameter
 	keyBytes                       // BINARY, VARBINARY: binary parameter, byte order
 	keyText                        // CHAR, VARCHAR in a collation the snapshot can reproduce: binary parameter read in the column's character set and collation
+	keyUUID                        // MariaDB UUID: text parameter cast to UUID, ordered as the server stores it (fixedbin.go)
+	keyInet                        // MariaDB INET4, INET6: text parameter cast to the type, ordered by its bytes
 )
 
 // keyColumn is one column of a table's chunk key.
@@ -70,6 +72,11 @@ func newKeyColumn(f columnFacts, index int) (keyColumn, error) {
 		kc.typ = keyTemporal
 	case "binary", "varbinary":
 		kc.typ = keyBytes
+	case "uuid", "inet4", "inet6":
+		kc.typ, kc.param = keyInet, "CAST(? AS "+strings.ToUpper(f.DataType)+")"
+		if f.DataType == "uuid" {
+			kc.typ = keyUUID
+		}
 	case "char", "varchar":
 		if !supportedCollation(f.Collation) {
 			return kc, fmt.Errorf("chunk key column %s (%s collate %s) is ordered by a collation the snapshot cannot reproduce; "+
@@ -82,7 +89,7 @@ func newKeyColumn(f columnFacts, index int) (keyColumn, error) {
 		kc.typ, kc.collation = keyText, f.Collation
 		kc.param = "CONVERT(? USING " + charset + ") COLLATE " + f.Collation
 	default:
-		return kc, fmt.Errorf("chunk key column %s has type %s, which cannot be used as a chunk key; use an integer, DECIMAL, temporal, BINARY/VARBINARY or CHAR/VARCHAR column", f.Name, f.ColumnType)
+		return kc, fmt.Errorf("chunk key column %s has type %s, which cannot be used as a chunk key; use an integer, DECIMAL, temporal, BINARY/VARBINARY, CHAR/VARCHAR, UUID, INET4 or INET6 column", f.Name, f.ColumnType)
 	}
 	return kc, nil
 }
@@ -118,6 +125,8 @@ func (kc *keyColumn) compare(a, b change.Value) int {
 		return compareDecimal(a.Bytes, b.Bytes)
 	case change.String:
 		switch {
+		case kc.typ == keyUUID || kc.typ == keyInet:
+			return compareFixedBin(kc.typ, a.Bytes, b.Bytes)
 		case kc.serverWeighed():
 			return kc.coll.compareWeights(a.Bytes, b.Bytes) // tuples made by table.sortable
 		case kc.coll != nil:

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -28,6 +29,15 @@ type Progress struct {
 	// chunk it reads, and emits a tombstone for every key of the chunk deleted or moved out
 	// since then: an earlier run may have emitted that key.
 	Since string `json:"since,omitempty"`
+	// Tables is the captured set: every table the snapshot covers, each Done once read
+	// whole, and the tables the stream captures from their CREATE TABLE. It is null until
+	// the snapshot has listed its tables, and in progress stored by an older ingest (see
+	// [Progress.Migrated]); an empty list is a snapshot that matched no table.
+	Tables []TableState `json:"tables"`
+	// ListedAt is the binlog position (cdc.Position text) read just before the snapshot
+	// listed its tables: where the stream starts when no chunk gave a low watermark (no
+	// table matched), so that a table created afterwards is met from its CREATE TABLE.
+	ListedAt string `json:"listed_at,omitempty"`
 }
 
 // DoneChunk is one finished chunk.
@@ -93,6 +103,8 @@ type ledger struct {
 	end       int                  // token of the end marker, 0 until every chunk is emitted
 	inflight  map[int]cdc.Position // pieces begun and not emitted: their low watermark once known
 	next      int
+	tables    []TableState // the tables listed (setTables), or Config.Resume's; nil until known
+	listedAt  string       // Progress.ListedAt
 }
 
 func newLedger(resume *Progress) *ledger {
@@ -103,8 +115,48 @@ func newLedger(resume *Progress) *ledger {
 		l.base = append([]DoneChunk(nil), resume.Chunks...)
 		l.baseSince, _ = cdc.ParsePosition(resume.Since)
 		l.baseDone = resume.Done
+		l.tables = slices.Clone(resume.Tables)
+		l.listedAt = resume.ListedAt
 	}
 	return l
+}
+
+// setTables records the tables the snapshot covers and the position read before listing
+// them. A resumed progress keeps its earlier ListedAt.
+func (l *ledger) setTables(ids []change.TableID, listedAt cdc.Position) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tables = make([]TableState, len(ids))
+	for i, id := range ids {
+		l.tables[i] = TableState{DB: id.DB, Table: id.Table}
+	}
+	if l.listedAt == "" && !listedAt.IsZero() {
+		l.listedAt = listedAt.String()
+	}
+}
+
+// tableIDs returns the tables the snapshot covers, nil when not known (before Run listed
+// them, in a progress of an older format).
+func (l *ledger) tableIDs() []change.TableID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tables == nil {
+		return nil
+	}
+	return Progress{Tables: l.tables}.TableIDs()
+}
+
+// withTables completes p with the captured set, each table of the snapshot Done when p is.
+func (l *ledger) withTables(p Progress) Progress {
+	if l.tables != nil {
+		p.Tables = make([]TableState, len(l.tables))
+		for i, t := range l.tables {
+			t.Done = t.Done || (p.Done && t.Snapshotted())
+			p.Tables[i] = t
+		}
+	}
+	p.ListedAt = l.listedAt
+	return p
 }
 
 // begin registers a piece about to take its low watermark.
@@ -190,7 +242,7 @@ func (l *ledger) at(token []byte) (Progress, error) {
 	if !since.IsZero() {
 		p.Since = since.String()
 	}
-	return p, nil
+	return l.withTables(p), nil
 }
 
 // all returns everything finished so far.
@@ -198,7 +250,7 @@ func (l *ledger) all() Progress {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	chunks := append(append([]DoneChunk(nil), l.base...), l.done...)
-	return Progress{Chunks: chunks, Done: l.baseDone || l.end != 0}
+	return l.withTables(Progress{Chunks: chunks, Done: l.baseDone || l.end != 0})
 }
 
 func parseToken(token []byte) (string, int, error) {

@@ -55,7 +55,7 @@ func (s *Snapshot) Run(ctx context.Context, out chan<- change.Batch) error {
 	if err != nil {
 		return err
 	}
-	tables, err := s.loadTables(ctx, db)
+	tables, err := s.listTables(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -278,15 +278,32 @@ func (s *Snapshot) ProgressAt(token []byte) (Progress, error) { return s.ledger.
 // store only what ProgressAt returns).
 func (s *Snapshot) Progress() Progress { return s.ledger.all() }
 
-// loadTables describes every table to snapshot.
-func (s *Snapshot) loadTables(ctx context.Context, db *sql.DB) ([]*table, error) {
+// listTables reads the binlog position, then lists and describes the tables to snapshot,
+// and records both in the ledger: the tables are the snapshot's captured set, and the
+// position is where the stream starts if no table gives a chunk (none matched), so that
+// the stream meets every table created after the listing from its CREATE TABLE.
+func (s *Snapshot) listTables(ctx context.Context, db *sql.DB) ([]*table, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: connect: %w", err)
+	}
+	listedAt, err := masterStatus(ctx, conn)
+	conn.Close()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: position before listing the tables: %w", err)
+	}
 	ids := s.cfg.Tables
 	if len(ids) == 0 {
-		var err error
 		if ids, err = discoverTables(ctx, db, s.cfg.Match); err != nil {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}
 	}
+	s.ledger.setTables(ids, listedAt)
+	return s.loadTables(ctx, db, ids)
+}
+
+// loadTables describes the given tables.
+func (s *Snapshot) loadTables(ctx context.Context, db *sql.DB, ids []change.TableID) ([]*table, error) {
 	tables := make([]*table, 0, len(ids))
 	for _, id := range ids {
 		t, err := loadTable(ctx, db, &s.cfg, id)

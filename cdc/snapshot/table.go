@@ -99,6 +99,9 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 	if len(desc.Columns) != len(desc.Schema.Columns) {
 		return nil, fmt.Errorf("table %s: %d decoders for %d columns", id, len(desc.Columns), len(desc.Schema.Columns))
 	}
+	if err := checkRecordKey(ctx, db, id, desc.Schema); err != nil {
+		return nil, err
+	}
 	names := chunkKeyNames(cfg, id, desc.Schema)
 	facts, err := keyFacts(ctx, db, id, names)
 	if err != nil {
@@ -127,6 +130,25 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 	}
 	t.selectSQL, t.orderSQL = selectSQL(t), orderSQL(key)
 	return t, nil
+}
+
+// checkRecordKey refuses a record key column that may hold NULL (one named in transform
+// primary-keys), as the binlog stream does: rows with NULL there would share a record key.
+func checkRecordKey(ctx context.Context, db *sql.DB, id change.TableID, s *change.Schema) error {
+	names := make([]string, len(s.Key))
+	for i, k := range s.Key {
+		names[i] = s.Columns[k].Name
+	}
+	facts, err := keyFacts(ctx, db, id, names)
+	if err != nil {
+		return err
+	}
+	for _, f := range facts {
+		if f.Nullable {
+			return &cdc.NullableKeyError{Table: id, Column: f.Name}
+		}
+	}
+	return nil
 }
 
 func chunkKeyNames(cfg *Config, id change.TableID, s *change.Schema) []string {

@@ -39,6 +39,8 @@ type app struct {
 	untilCaughtUp bool
 	metricsAddr   string
 	stopTimeout   time.Duration
+	pprof         bool
+	showVersion   bool
 	output        string
 	offline       bool
 	tail          tailFlags
@@ -117,7 +119,15 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setup() },
+		Args:              cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.showVersion {
+				return a.printVersion()
+			}
+			return cmd.Help()
+		},
 	}
+	root.Flags().BoolVar(&a.showVersion, "version", false, "print the version, as `ingest version` does")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.secretsFile, "secrets", "", "`FILE` with a YAML map of secret names to values, for ${secret_values.NAME} (chmod 600)")
 	pf.StringArrayVar(&a.vars, "var", nil, "set the variable ${NAME} to VALUE (`NAME=VALUE`); repeatable; wins over --vars and INGEST_VAR_*")
@@ -187,13 +197,17 @@ func (a *app) applyCommand() *cobra.Command {
 			if a.stopTimeout <= 0 {
 				return fmt.Errorf("--stop-timeout %s: want a positive duration such as 20s", a.stopTimeout)
 			}
+			if a.pprof && a.metricsAddr == "" {
+				return errors.New("--pprof serves the profiles on the metrics address: give --metrics-addr too")
+			}
 			return a.apply(cmd.Context(), args[0])
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&a.stateDir, "state", "", "`DIR` that holds the pipeline's position and lock")
 	f.BoolVar(&a.untilCaughtUp, "until-caught-up", false, "run the snapshot if one is due and the binlog up to the position of the start, then exit 0")
-	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve metrics on `HOST:PORT`")
+	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve /metrics and /healthz on `HOST:PORT` (127.0.0.1:9090: this host only; :9090: every interface, with a warning); bound first, exit 1 if it cannot be")
+	f.BoolVar(&a.pprof, "pprof", false, "also serve the Go profiles under /debug/pprof/ on --metrics-addr (they show memory and the command line)")
 	f.DurationVar(&a.stopTimeout, "stop-timeout", upsert.DefaultStopTimeout, "on SIGTERM, SIGINT or SIGHUP: exit within `DURATION`; what is not written to Kafka by then is left for the next run")
 	return cmd
 }

@@ -132,9 +132,14 @@ func (a *app) plan(ctx context.Context, path string) error {
 		if rep, err = runner.Plan(ctx, def, runner.Options{StateDir: a.stateDir, Scrubber: a.scrub}); err != nil {
 			return failure(fmt.Errorf("plan: %w", err))
 		}
+		p.Mode = "online"
 	}
 	if err := writePlan(a.stdout, a.output, p, rep); err != nil {
 		return failure(fmt.Errorf("plan: %w", err))
+	}
+	if rep != nil && rep.HasErrors() {
+		// The report is printed; exit 1 so that plan can gate a deploy.
+		return failure(fmt.Errorf("plan: %s found; see Problems above", plural(len(rep.Problems), "problem")))
 	}
 	return nil
 }
@@ -168,8 +173,8 @@ func (a *app) apply(ctx context.Context, path string) error {
 	}
 	a.log.Info("pipeline loaded", "file", path, "pipeline", masked(def, "pipeline.name", def.Pipeline.Name),
 		"state", a.stateDir, "until_caught_up", a.untilCaughtUp)
-	opts := runner.Options{StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Logger: a.log,
-		Scrubber: a.scrub, StopTimeout: a.stopTimeout}
+	opts := runner.Options{StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Pprof: a.pprof,
+		Logger: a.log, Scrubber: a.scrub, StopTimeout: a.stopTimeout}
 	if f, ok := a.rawStderr.(*os.File); ok && a.logFormat == "text" && term.IsTerminal(int(f.Fd())) {
 		// On a terminal: progress bars and a status line, with the logs printed above them.
 		d := progress.NewTerminal(a.scrub.FrameWriter(f))

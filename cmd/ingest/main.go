@@ -2,11 +2,12 @@
 // driven by a Flink CDC-style YAML pipeline file (spec/PIPELINE.md).
 //
 //	ingest validate PIPELINE.yaml   check the file offline; every error at once
-//	ingest plan     PIPELINE.yaml   print the resolved pipeline (offline for now)
+//	ingest plan     PIPELINE.yaml   print the resolved pipeline and what connecting finds
 //	ingest apply    PIPELINE.yaml   run the pipeline
-//	ingest version                  print the version and build information
+//	ingest version                  print the version and build information (also --version)
 //
-// Exit codes: 0 done, 1 runtime failure, 2 invalid pipeline or usage.
+// Exit codes: 0 done, 1 runtime failure (for plan: an error found), 2 invalid pipeline or
+// usage.
 //
 // Signals: SIGINT, SIGTERM and SIGHUP stop gracefully (what was acknowledged is stored,
 // exit 0, within --stop-timeout); SIGQUIT prints every goroutine's stack to stderr and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,8 @@ source:
   username: cdc
   password: ${secret_values.mysql-password}
   tables: app.\.*
+  jdbc.properties.sslMode: VERIFY_IDENTITY
+  jdbc.properties.trustCertificateKeyStoreUrl: /etc/ingest/mysql-ca.jks
   jdbc.properties.trustCertificateKeyStorePassword: ${secret_values.mysql-password}
 sink:
   type: upsert-kafka
@@ -146,6 +149,11 @@ func TestExitCodes(t *testing.T) {
 	plaintextSSL := writeFile(t, "plaintext.yaml", strings.Replace(goodPipeline, "security.protocol: SASL_SSL", "security.protocol: PLAINTEXT", 1), 0o644)
 	bad := writeFile(t, "bad.yaml", "source: {}\n", 0o644)
 	openSecrets := writeFile(t, "secrets.yaml", "a: b\n", 0o644)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	cases := []struct {
 		name       string
 		args       []string
@@ -169,10 +177,18 @@ func TestExitCodes(t *testing.T) {
 		// validate runs the sink's whole check of properties.*, as apply does, at the option:
 		// ssl.* options without SSL.
 		{"validate properties together", []string{"validate", plaintextSSL}, exitInvalid, "",
-			"plaintext.yaml:15:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
+			"plaintext.yaml:17:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
 		{"apply properties together", []string{"apply", plaintextSSL}, exitInvalid, "",
-			"plaintext.yaml:15:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
+			"plaintext.yaml:17:39: sink.properties.ssl.truststore.password: ssl.* options are set, but security.protocol is PLAINTEXT"},
+		// The metrics address is bound before anything else: these fail without a server.
+		{"metrics address in use", []string{"apply", good, "--metrics-addr", busy.Addr().String(), "--state", t.TempDir()},
+			exitFailure, "", "--metrics-addr: metrics: listen on " + busy.Addr().String()},
+		{"metrics port out of range", []string{"apply", good, "--metrics-addr", ":99999", "--state", t.TempDir()},
+			exitFailure, "", "invalid port"},
+		{"pprof without metrics", []string{"apply", good, "--pprof"}, exitInvalid, "", "give --metrics-addr too"},
 		{"version", []string{"version"}, exitOK, "ingest dev\ngo: go", ""},
+		{"--version", []string{"--version"}, exitOK, "ingest dev\ngo: go", ""},
+		{"no command", []string{}, exitOK, "Available Commands", ""},
 		{"help", []string{"--help"}, exitOK, "Usage:", ""},
 	}
 	for _, c := range cases {

@@ -1,0 +1,42 @@
+package cdc
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestCreatedTables(t *testing.T) {
+	view := memShapes{
+		{DB: "d", Table: "dropped"}: nil,          // known not to exist
+		{DB: "d", Table: "there"}:   &tableInfo{}, // exists
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"CREATE TABLE t (id INT PRIMARY KEY)", []string{"d.t"}},
+		{"create table `o`.`t` (id int primary key)", []string{"o.t"}},
+		{"/* by a tool */ CREATE TABLE t (id INT PRIMARY KEY)", []string{"d.t"}},
+		{"CREATE TABLE t LIKE there", []string{"d.t"}},
+		{"CREATE TABLE t (id INT PRIMARY KEY) SELECT 1 AS id", []string{"d.t"}},
+		{"CREATE OR REPLACE TABLE t (id INT PRIMARY KEY)", []string{"d.t"}},
+		// IF NOT EXISTS creates only what the history knows did not exist: an unknown table
+		// may have been there before the start, with rows the binlog read does not hold.
+		{"CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY)", nil},
+		{"CREATE TABLE IF NOT EXISTS there (id INT PRIMARY KEY)", nil},
+		{"CREATE TABLE IF NOT EXISTS dropped (id INT PRIMARY KEY)", []string{"d.dropped"}},
+		{"CREATE TEMPORARY TABLE t (id INT PRIMARY KEY)", nil},
+		{"ALTER TABLE t ADD COLUMN v INT", nil},
+		{"RENAME TABLE x TO t", nil},
+		{"CREATE DATABASE t", nil},
+		{"CREATE TABLE (broken", nil},
+	} {
+		var got []string
+		for _, id := range createdTables("d", c.query, view) {
+			got = append(got, id.String())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("createdTables(%q) = %v, want %v", c.query, got, c.want)
+		}
+	}
+}

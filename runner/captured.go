@@ -1,0 +1,189 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/snapshot"
+	"github.com/ingestkit/ingest/change"
+)
+
+// captureSet is the set of tables a pipeline with a snapshot captures: the tables its
+// snapshot covered, and, with scan.binlog.newly-added-table.enabled, the tables matching
+// source.tables that the stream meets a CREATE TABLE of. A table that matches but is not in
+// the set is not captured at all (never half: the stream cannot give its rows from before),
+// and the log says so once, at WARN. The set is stored with every checkpoint, in the
+// snapshot progress's Tables ([snapshot.Progress.Compact] once the hand-off is over).
+//
+// The stream calls Match, created and uncaptured from go-mysql's reader goroutine; the
+// forwarder calls encoded.
+type captureSet struct {
+	match  func(db, table string) bool // source.tables and tables.exclude
+	newly  bool                        // scan.binlog.newly-added-table.enabled
+	fixNow string                      // the warning's fix to include a table now
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	base   snapshot.Progress // the compact progress; its Tables are kept in tables
+	tables map[change.TableID]snapshot.TableState
+	warned map[change.TableID]bool
+	enc    []byte // the compact progress's JSON, nil when stale
+}
+
+func newCaptureSet(match func(db, table string) bool, newly, withSnapshot bool, stateDir string, log *slog.Logger) *captureSet {
+	return &captureSet{match: match, newly: newly, fixNow: includeNow(withSnapshot, stateDir), log: log,
+		tables: map[change.TableID]snapshot.TableState{}, warned: map[change.TableID]bool{}}
+}
+
+// reset makes the set the finished snapshot's (p: Done, with Tables).
+func (c *captureSet) reset(p snapshot.Progress) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.base = p.Compact()
+	clear(c.tables)
+	for _, t := range p.Tables {
+		c.tables[t.ID()] = t
+	}
+	c.base.Tables, c.enc = nil, nil
+}
+
+// Match reports whether a table is captured (cdc.Config.Tables).
+func (c *captureSet) Match(db, table string) bool {
+	if !c.match(db, table) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.tables[change.TableID{DB: db, Table: table}]
+	return ok
+}
+
+// created is the stream's report of a CREATE TABLE (cdc.Config.Created): a matching table
+// not in the set joins it with the flag on, and is warned about with the flag off.
+func (c *captureSet) created(id change.TableID, at cdc.Position) {
+	if !c.match(id.DB, id.Table) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.tables[id]; ok {
+		return
+	}
+	if !c.newly {
+		c.warnLocked(id, false)
+		return
+	}
+	c.tables[id] = snapshot.TableState{DB: id.DB, Table: id.Table, From: at.String()}
+	c.enc = nil
+	c.log.Info("a table created after the start matches source.tables: captured from its CREATE TABLE (scan.binlog.newly-added-table.enabled)",
+		"table", id.String(), "position", at.String())
+}
+
+// uncaptured is the stream's report of rows of a table it does not capture
+// (cdc.Config.Uncaptured).
+func (c *captureSet) uncaptured(id change.TableID) {
+	if !c.match(id.DB, id.Table) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.tables[id]; !ok {
+		c.warnLocked(id, c.newly)
+	}
+}
+
+// warnExisting warns, with the flag off, of every table that matches now and is not in the
+// set. With the flag on such a table may still be created in the binlog ahead (it is then
+// captured), so it is warned about only if its rows come first.
+func (c *captureSet) warnExisting(ctx context.Context, src cdc.Config) error {
+	if c.newly {
+		return nil
+	}
+	db, err := cdc.Open(src)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tables, err := cdc.ListTables(ctx, db, c.match)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range tables {
+		if _, ok := c.tables[t.ID]; !ok {
+			c.warnLocked(t.ID, false)
+		}
+	}
+	return nil
+}
+
+// warnLocked logs, once per table, that a matching table is not captured, and the fix.
+// noCreate: the flag is on, but the stream met the table's rows without its CREATE TABLE.
+func (c *captureSet) warnLocked(id change.TableID, noCreate bool) {
+	if c.warned[id] {
+		return
+	}
+	c.warned[id] = true
+	if noCreate {
+		c.log.Warn("table "+id.String()+" matches source.tables but is not captured: it appeared after the pipeline started "+
+			"and the binlog since holds no CREATE TABLE of it, so its earlier rows are not there; "+c.fixNow,
+			"table", id.String())
+		return
+	}
+	c.log.Warn("table "+id.String()+" matches source.tables but is not captured, because it appeared after the pipeline started; "+
+		"set scan.binlog.newly-added-table.enabled: true to capture the tables created from now on, "+
+		"or "+c.fixNow,
+		"table", id.String())
+}
+
+// includeNow is the fix that includes a table not captured now, rows and all.
+func includeNow(withSnapshot bool, stateDir string) string {
+	if withSnapshot {
+		return "re-snapshot (stop the pipeline and remove the state directory " + stateDir + ") to include it now"
+	}
+	return "to include it now with its rows, snapshot it: start the pipeline afresh with scan.startup.mode initial " +
+		"(stop it and remove the state directory " + stateDir + ")"
+}
+
+// list returns the set, sorted.
+func (c *captureSet) list() []snapshot.TableState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listLocked()
+}
+
+func (c *captureSet) listLocked() []snapshot.TableState {
+	out := make([]snapshot.TableState, 0, len(c.tables))
+	for _, t := range c.tables {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b snapshot.TableState) int {
+		return cmp.Or(strings.Compare(a.DB, b.DB), strings.Compare(a.Table, b.Table))
+	})
+	return out
+}
+
+// encoded returns the compact progress to store once the hand-off is over: the same slice
+// until the set changes.
+func (c *captureSet) encoded() ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.enc != nil {
+		return c.enc, nil
+	}
+	p := c.base
+	p.Tables = c.listLocked()
+	enc, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	c.enc = enc
+	return enc, nil
+}

@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/snapshot"
+	"github.com/ingestkit/ingest/change"
+)
+
+func TestCaptureSet(t *testing.T) {
+	match := func(db, table string) bool { return db == "d" }
+	at := cdc.Position{File: "bin.000001", Offset: 700}
+	created := change.TableID{DB: "d", Table: "n"}
+	for _, c := range []struct {
+		newly    bool
+		captured bool   // created is captured once its CREATE TABLE is met
+		warning  string // logged once for it
+	}{
+		{true, true, ""},
+		{false, false, "set scan.binlog.newly-added-table.enabled: true"},
+	} {
+		log, buf := bufferLogger()
+		s := newCaptureSet(match, c.newly, true, "STATE", log)
+		s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{{DB: "d", Table: "a", Done: true}}})
+		if !s.Match("d", "a") || s.Match("d", "n") || s.Match("other", "a") {
+			t.Fatal("Match before the CREATE")
+		}
+		before, _ := s.encoded()
+		s.created(created, at)
+		s.created(created, at) // replayed after a reconnect
+		s.uncaptured(created)
+		s.created(change.TableID{DB: "other", Table: "x"}, at)
+		if got := s.Match("d", "n"); got != c.captured {
+			t.Errorf("newly %v: Match of the created table = %v", c.newly, got)
+		}
+		after, _ := s.encoded()
+		var p snapshot.Progress
+		if err := json.Unmarshal(after, &p); err != nil {
+			t.Fatal(err)
+		}
+		want := []snapshot.TableState{{DB: "d", Table: "a", Done: true}}
+		if c.captured {
+			want = append(want, snapshot.TableState{DB: "d", Table: "n", From: at.String()})
+		}
+		if len(p.Tables) != len(want) || p.Tables[0] != want[0] || len(want) == 2 && p.Tables[1] != want[1] {
+			t.Errorf("newly %v: stored set %s", c.newly, after)
+		}
+		if again, _ := s.encoded(); &again[0] != &after[0] {
+			t.Error("the encoding is not reused while the set is unchanged")
+		}
+		if c.captured == (&before[0] == &after[0]) {
+			t.Errorf("newly %v: the encoding changed %v", c.newly, !c.captured)
+		}
+		logs := buf.String()
+		if n := strings.Count(logs, "level=WARN"); (c.warning == "") != (n == 0) || n > 1 {
+			t.Errorf("newly %v: %d warnings:\n%s", c.newly, n, logs)
+		}
+		if c.warning != "" && (!strings.Contains(logs, "table d.n matches source.tables but is not captured") ||
+			!strings.Contains(logs, c.warning) || !strings.Contains(logs, "remove the state directory STATE")) {
+			t.Errorf("newly %v: warning:\n%s", c.newly, logs)
+		}
+	}
+	// With the option on, rows met without a CREATE TABLE (the table was there before the
+	// stream's start) are not captured either, with the re-snapshot fix.
+	log, buf := bufferLogger()
+	s := newCaptureSet(match, true, true, "STATE", log)
+	s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{}})
+	s.uncaptured(created)
+	s.uncaptured(created)
+	if s.Match("d", "n") || strings.Count(buf.String(), "holds no CREATE TABLE of it") != 1 {
+		t.Errorf("rows before the CREATE: Match %v, log:\n%s", s.Match("d", "n"), buf)
+	}
+}

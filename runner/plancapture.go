@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ingestkit/ingest/cdc/snapshot"
+	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/state"
+)
+
+// addCapture says what the snapshot will do (scan.startup.mode initial or snapshot) and which
+// matched tables are captured: from the local state when there is one (with exactly-once the
+// state is in Kafka, which plan does not read).
+func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
+	rep.Start = startReason(def, dir)
+	if def.Sink.DeliveryGuarantee == pipeline.DeliveryExactlyOnce {
+		return
+	}
+	mode := def.Source.StartupMode
+	withSnapshot := mode == pipeline.StartupInitial || mode == pipeline.StartupSnapshot
+	newly := def.Source.BinlogNewlyAddedTables
+	_, cp, err := state.Peek(dir)
+	switch {
+	case err != nil:
+		return // startReason has said it
+	case cp == nil && withSnapshot:
+		rep.Start = rep.freshStart(def, dir)
+		return
+	case cp == nil:
+		rep.Start += fmt.Sprintf("; the %d tables that match now are captured from there; %s", len(rep.Tables), laterTables(newly))
+		return
+	case len(cp.Snapshot) == 0:
+		rep.Start += "; no initial snapshot will run. The state (of an older ingest) has no list of captured tables: " +
+			"every table that matches now is captured from the stored position, as that ingest did"
+		return
+	}
+	var p snapshot.Progress
+	if err := json.Unmarshal(cp.Snapshot, &p); err != nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("error: state %s: stored snapshot progress: %v", dir, err))
+		return
+	}
+	p, migrated := p.Migrated()
+	if migrated != "" {
+		rep.Warnings = append(rep.Warnings, "state "+dir+": "+migrated)
+	}
+	resumes := withSnapshot && snapshotUnderWay(&p)
+	rep.markCaptured(p, resumes, newly, includeNow(withSnapshot, dir))
+	switch {
+	case resumes:
+		rep.Start = fmt.Sprintf("the snapshot will resume from the state in %s (%d chunks done), then the binlog", dir, len(p.Chunks))
+	case withSnapshot:
+		rep.Start += "; no initial snapshot will run (it finished); " + laterTables(newly)
+	default:
+		rep.Start += "; " + laterTables(newly)
+	}
+}
+
+// freshStart is the start of a pipeline without state.
+func (rep *Report) freshStart(def *pipeline.Definition, dir string) string {
+	why := "no stored state in " + dir + ", so scan.startup.mode " + def.Source.StartupMode.String() + ": "
+	if len(rep.Tables) == 0 {
+		return why + "no table matches source.tables, so no initial snapshot will run; " + laterTables(def.Source.BinlogNewlyAddedTables)
+	}
+	then := "then the binlog"
+	if def.Source.StartupMode == pipeline.StartupSnapshot {
+		then = "and nothing else (scan.startup.mode snapshot)"
+	}
+	return fmt.Sprintf("%san initial snapshot of the %d matched tables, %s; %s", why, len(rep.Tables), then,
+		laterTables(def.Source.BinlogNewlyAddedTables))
+}
+
+// markCaptured sets each matched table's Capture from the stored captured set.
+func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow string) {
+	set := map[string]snapshot.TableState{}
+	for _, t := range p.Tables {
+		set[t.ID().String()] = t
+	}
+	for i := range rep.Tables {
+		t := &rep.Tables[i]
+		st, ok := set[t.Table]
+		switch {
+		case ok && st.From != "":
+			t.Capture = "captured from its CREATE TABLE at " + st.From
+		case ok && st.Stream:
+			t.Capture = "captured (by the stream, from the pipeline's start)"
+		case ok && st.Done:
+			t.Capture = "captured (snapshotted)"
+		case ok:
+			t.Capture = "captured (the snapshot is under way)"
+		case resumes:
+			t.Capture = "captured: the resumed snapshot will read it"
+		case newly:
+			t.Capture = "not captured: it appeared after the pipeline started, and is captured only if the binlog from the stored position holds its CREATE TABLE; " +
+				"otherwise " + fixNow
+		default:
+			t.Capture = "not captured: it appeared after the pipeline started; set scan.binlog.newly-added-table.enabled: true to capture the tables created from now on, " +
+				"or " + fixNow
+		}
+	}
+}
+
+// laterTables says what happens to matching tables created after the start.
+func laterTables(newly bool) string {
+	if newly {
+		return "tables created later that match source.tables are captured from their CREATE TABLE (scan.binlog.newly-added-table.enabled)"
+	}
+	return "tables created later are not captured (scan.binlog.newly-added-table.enabled is false)"
+}
