@@ -32,11 +32,34 @@ type LoadOptions struct {
 // has problems the error is an [Errors] holding all of them, each with its
 // file:line:col; when the file cannot be read it is the wrapped read error.
 func Load(path string, opts LoadOptions) (*Definition, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("read pipeline: %w", err)
 	}
 	return Parse(path, data, opts)
+}
+
+// MaxFileSize is the largest pipeline file Load reads: far more than any hand-written
+// pipeline, and small enough that a mistaken file (a dump, a log) is refused at once
+// instead of taking minutes and gigabytes to check.
+const MaxFileSize = 1 << 20
+
+// readLimited reads the file at path, or fails when it has more than limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d KiB, the most a pipeline file may have; "+
+			"is it the right file? (many tables need one pattern, such as app.\\.*, not one route each)", path, limit>>10)
+	}
+	return data, nil
 }
 
 // Parse is [Load] for a file already in memory; name is used in errors and

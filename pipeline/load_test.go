@@ -332,3 +332,23 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusesHugeFiles: a file over MaxFileSize is refused before it is parsed, with
+// the limit in the message.
+func TestLoadRefusesHugeFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	data := []byte(minimal + "# " + strings.Repeat("x", MaxFileSize) + "\n")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, testOptions())
+	if err == nil || !strings.Contains(err.Error(), "larger than 1024 KiB") {
+		t.Fatalf("Load of a %d-byte file: %v, want the size limit", len(data), err)
+	}
+	if err := os.WriteFile(path, []byte(minimal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, testOptions()); err != nil {
+		t.Fatalf("Load of the minimal pipeline: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ingestkit/ingest/route"
 )
@@ -12,6 +13,7 @@ import (
 // rules are the checks that involve more than one option. Each reports
 // its problems at the option that has to change and says why.
 var rules = []func(*loader){
+	checkPipelineName,
 	checkSpecificOffset,
 	checkTimestampStartup,
 	checkServerIDRange,
@@ -65,6 +67,38 @@ func (l *loader) usable(paths ...string) bool {
 func (l *loader) at(path, format string, args ...any) {
 	p := l.def.position(path)
 	l.errorf(p, path, format, args...)
+}
+
+// MaxNameLen is the longest pipeline.name: it is a directory name under .ingest/ (255
+// bytes on most file systems), part of the Kafka transactional id and a metric label.
+const MaxNameLen = 200
+
+// checkPipelineName refuses a pipeline.name that cannot be a directory of its own (".",
+// "..", a path separator), a transactional id and a metric label: any printable characters
+// but '/' and '\\' (published Flink CDC jobs have names such as "Sync MySQL Database to
+// Kafka"), at most MaxNameLen bytes. The value is not printed: it may be a secret.
+func checkPipelineName(l *loader) {
+	name := l.def.Pipeline.Name
+	if l.bad["pipeline.name"] || strings.TrimSpace(name) == "" {
+		return // refused already, or empty (loadSettings says so)
+	}
+	const fix = "; use printable characters other than '/' and '\\' (it names the state directory .ingest/<name>, the Kafka transactional id and the metrics' pipeline label)"
+	switch {
+	case name == "." || name == "..":
+		l.at("pipeline.name", "%q is not a name of its own: the state would be written to .ingest/%s"+fix, name, name)
+	case len(name) > MaxNameLen:
+		l.at("pipeline.name", "is %d characters long, more than %d"+fix, len(name), MaxNameLen)
+	default:
+		if i := strings.IndexFunc(name, func(r rune) bool { return !nameChar(r) }); i >= 0 {
+			l.at("pipeline.name", "has the character %q at %d, which a name may not have"+fix, name[i:i+1], i+1)
+		}
+	}
+}
+
+// nameChar reports whether r may be in a pipeline name: a printable character (a space
+// included) that is not a path separator.
+func nameChar(r rune) bool {
+	return r != '/' && r != '\\' && (r == ' ' || unicode.IsPrint(r))
 }
 
 const (

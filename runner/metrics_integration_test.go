@@ -14,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/ingestkit/ingest/internal/testenv"
+	"github.com/ingestkit/ingest/metrics"
 )
 
 // TestMetricsDuringRun reads the metrics endpoint while a pipeline streams and checks the
@@ -110,4 +113,65 @@ func metricValue(body, series string) float64 {
 		return -1
 	}
 	return v
+}
+
+// TestTransactionsCountedPerSourceTransaction: ten one-row transactions raise
+// ingest_source_transactions_total by ten, however many of them one acknowledgement (or,
+// with exactly-once, one Kafka commit) covers.
+func TestTransactionsCountedPerSourceTransaction(t *testing.T) {
+	for _, guarantee := range []string{"at-least-once", "exactly-once"} {
+		t.Run(guarantee, func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)")
+			def := definition(t, name, "", "  sink.delivery-guarantee: "+guarantee)
+			t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), name+".t") })
+			m := metrics.New(def.Pipeline.Name)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- Run(ctx, def, Options{StateDir: t.TempDir(), Metrics: m}) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			testenv.Exec(t, db, "INSERT INTO t VALUES (0)") // by the snapshot or the stream
+			waitFor(t, func() bool { return records(m) >= 1 })
+			before := counter(t, m.TransactionsCommitted)
+			for i := range 10 {
+				testenv.Exec(t, db, fmt.Sprintf("INSERT INTO t VALUES (%d)", i+1))
+			}
+			waitFor(t, func() bool { return records(m) >= 11 })
+			waitFor(t, func() bool { return counter(t, m.TransactionsCommitted)-before >= 10 })
+			time.Sleep(1500 * time.Millisecond) // nothing more may come
+			if got := counter(t, m.TransactionsCommitted) - before; got != 10 {
+				t.Fatalf("ingest_source_transactions_total rose by %v for 10 transactions", got)
+			}
+		})
+	}
+}
+
+// records sums ingest_records_written_total.
+func records(m *metrics.Metrics) float64 {
+	ch := make(chan prometheus.Metric)
+	go func() { m.RecordsWritten.Collect(ch); close(ch) }()
+	var sum float64
+	for c := range ch {
+		var d dto.Metric
+		if c.Write(&d) == nil {
+			sum += d.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// waitFor polls cond for up to 60s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met within 60s")
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -60,4 +61,44 @@ func repeat(a attempt, n int) []attempt {
 		out[i] = a
 	}
 	return out
+}
+
+// TestStoppedDuringBackOff: a stop (ctx cancelled) while the run waits to restart after a
+// broker outage, or while the sink could not reach the broker before the stop deadline, is
+// a clean stop (exit 0); a fatal error stays one, and without a stop nothing changes.
+func TestStoppedDuringBackOff(t *testing.T) {
+	down := &upsert.Error{Op: "flush", Retryable: true, Err: context.DeadlineExceeded}
+	fatal := &upsert.Error{Op: "produce", Err: errors.New("record too large")}
+	r := &run{log: slog.New(slog.DiscardHandler)}
+	stoppedCtx, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	// restarting itself, stopped in the middle of its back-off.
+	ctx, stop := context.WithCancel(context.Background())
+	calls := 0
+	once := func(context.Context) (bool, error) { calls++; return true, down }
+	time.AfterFunc(100*time.Millisecond, stop)
+	err := restarting(ctx, once, func(error, int, time.Duration) {}, time.Minute)
+	if got := r.stopped(ctx, err); got != nil || calls != 1 {
+		t.Errorf("stopped during the back-off: %v after %d calls, want nil after 1", got, calls)
+	}
+
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want error
+	}{
+		{"retryable at the stop", stoppedCtx, down, nil},
+		{"cancelled", stoppedCtx, context.Canceled, nil},
+		{"fatal at the stop", stoppedCtx, fatal, fatal},
+		{"retryable without a stop", context.Background(), down, down},
+	} {
+		if got := r.stopped(c.ctx, c.err); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if upsert.DefaultStopTimeout >= 30*time.Second {
+		t.Errorf("default stop timeout %v: want under Kubernetes' 30s grace period", upsert.DefaultStopTimeout)
+	}
 }

@@ -53,14 +53,19 @@ type Options struct {
 	// ResetState deletes the pipeline's stored state, in the state directory and in Kafka's
 	// state topic, before the run starts (--reset-state): it then starts as a first run.
 	ResetState bool
+	// StopTimeout bounds a stop (SIGINT/SIGTERM/SIGHUP, cancelled ctx) from the signal to
+	// Run's return (--stop-timeout; default upsert.DefaultStopTimeout, under Kubernetes' 30s
+	// grace period). What the sink could not write by then is left for the next run.
+	StopTimeout time.Duration
 }
 
 // DefaultStateDir is the state directory of a pipeline when --state is not given.
 func DefaultStateDir(name string) string { return filepath.Join(".ingest", name) }
 
-// Run runs the pipeline until ctx is cancelled (SIGINT/SIGTERM: it then finishes in-flight
-// work, stores the position and returns nil), until it has caught up (UntilCaughtUp), or
-// until a part fails.
+// Run runs the pipeline until ctx is cancelled (SIGINT/SIGTERM/SIGHUP: it then finishes
+// in-flight work within Options.StopTimeout, stores the position and returns nil, also when
+// the broker is down or it waits to restart), until it has caught up (UntilCaughtUp), or
+// until a part fails. It ends with a summary log line.
 func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New(def.Pipeline.Name)
@@ -90,9 +95,28 @@ func Run(ctx context.Context, def *pipeline.Definition, opts Options) error {
 			}
 		}()
 	}
-	err = r.runRestarting(ctx)
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		err = nil // stopped by SIGINT/SIGTERM (even while starting): what was acknowledged is stored
+	observed := make(chan struct{})
+	defer close(observed)
+	go r.followLag(observed)
+	began := time.Now()
+	err = r.stopped(ctx, r.runRestarting(ctx))
+	r.summary(began, err)
+	return err
+}
+
+// stopped returns nil for the error of a run that was stopped (ctx cancelled: a signal)
+// while it was starting, waiting to restart, or writing to a broker that did not answer
+// before the stop deadline: what was acknowledged is stored, and the rest is the next run's.
+// Fatal errors are returned.
+func (r *run) stopped(ctx context.Context, err error) error {
+	if ctx.Err() == nil || err == nil {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || upsert.IsRetryable(err) {
+		if !errors.Is(err, context.Canceled) {
+			r.log.Warn("stopped before everything was written to Kafka; the next run writes the rest from the stored position", "err", err)
+		}
+		return nil
 	}
 	return err
 }
@@ -140,6 +164,7 @@ const (
 func (r *run) runRestarting(ctx context.Context) error {
 	once := func(ctx context.Context) (bool, error) {
 		r.running = false
+		r.lag.restarted()
 		err := r.run(ctx)
 		return r.running, err
 	}
@@ -204,6 +229,8 @@ type run struct {
 	handoffTables []byte               // the encoded captured set that handoff holds; owned by forward
 	shapes        *schemachange.Mapper // schema.change.behavior; owned by forward
 	warned        map[string]bool      // the source checks whose warning was logged (preflight)
+	lag           lagClock             // the lag metric's clock (lag.go)
+	writes        *written             // the written-records observer, for the summary
 	display       progress.Display
 	status        status
 
@@ -218,6 +245,9 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	}
 	if opts.SaveEvery <= 0 {
 		opts.SaveEvery = 200 * time.Millisecond
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = upsert.DefaultStopTimeout
 	}
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
@@ -242,7 +272,9 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	}
 	r.snk.Acked = r.acked
 	r.snk.StateInterval = opts.SaveEvery
-	r.snk.Written = (&written{m: r.m, count: &r.status.records}).observe
+	r.snk.StopTimeout, r.snk.ConnectTimeout = opts.StopTimeout, def.Source.ConnectTimeout
+	r.writes = &written{m: r.m, count: &r.status.records, bytes: &r.status.bytes}
+	r.snk.Written = r.writes.observe
 	r.id = state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
 	if r.snk.Identity, err = json.Marshal(kafkaIdentity(r.id, opts.Scrubber)); err != nil {
 		return nil, err
@@ -315,7 +347,7 @@ func (r *run) run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { defer close(inputs); return r.forward(gctx, pipe, inputs) })
-	sinkCtx, stopSink := r.sinkContext(ctx, sinkDone)
+	sinkCtx, stopSink := r.sinkContext(ctx, sink, sinkDone)
 	defer stopSink()
 	g.Go(func() error {
 		defer close(sinkDone)
@@ -337,14 +369,13 @@ func (r *run) run(ctx context.Context) error {
 	return err
 }
 
-// stopTimeout bounds how long the sink may drain after SIGINT/SIGTERM.
-const stopTimeout = 30 * time.Second
-
 // sinkContext is the sink's context. A stop (ctx cancelled) stops the source at once, but
 // the sink first writes and acknowledges what was already handed to it (the input channel
-// closes behind the source), so that the position stored at the end is as far as possible;
-// only when that takes longer than stopTimeout (a broker that is down) is the sink cancelled.
-func (r *run) sinkContext(ctx context.Context, sinkDone <-chan struct{}) (context.Context, context.CancelFunc) {
+// closes behind the source), so that the position stored at the end is as far as possible.
+// The run owns the one stop deadline, Options.StopTimeout from the signal: the sink is
+// told it (its final flush, commit or abort end by then), and is cancelled when it passes
+// (a broker that is down).
+func (r *run) sinkContext(ctx context.Context, sink *upsert.Sink, sinkDone <-chan struct{}) (context.Context, context.CancelFunc) {
 	sinkCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
 		select {
@@ -352,12 +383,13 @@ func (r *run) sinkContext(ctx context.Context, sinkDone <-chan struct{}) (contex
 			return
 		case <-ctx.Done():
 		}
-		t := time.NewTimer(stopTimeout)
+		sink.StopBy(time.Now().Add(r.opts.StopTimeout))
+		t := time.NewTimer(r.opts.StopTimeout)
 		defer t.Stop()
 		select {
 		case <-sinkDone:
 		case <-t.C:
-			r.log.Warn("the sink did not finish within the stop timeout; stopping it", "timeout", stopTimeout)
+			r.log.Warn("the sink did not finish within the stop timeout; what it holds is left for the next run", "timeout", r.opts.StopTimeout)
 			cancel()
 		}
 	}()
@@ -407,15 +439,18 @@ func (r *run) stopAt(ctx context.Context, ph *phases) error {
 // metric.
 func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.Input) error {
 	// send hands inputs to the sink; lagged: they are stream transactions, whose commit
-	// times the lag metric follows.
+	// times the lag metric follows (lag.go).
 	send := func(lagged bool, inputs ...upsert.Input) bool {
 		for _, in := range inputs {
+			if lagged && in.End && len(in.Position) > 0 {
+				r.lag.seen(in.CommitTime, time.Now()) // before the sink can acknowledge it
+			}
 			select {
 			case out <- in: // room at once: no select over the context
 				continue
 			default:
 			}
-			if !r.sendWaiting(ctx, out, in, lagged) {
+			if !sendWaiting(ctx, out, in) {
 				return false
 			}
 		}
@@ -439,9 +474,6 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	handoff := <-pipe.handoff
 	var held []change.Batch // a stream transaction's batches, held while the hand-off filters
 	for b := range pipe.stream {
-		if !b.CommitTime.IsZero() {
-			r.setLag(time.Since(b.CommitTime))
-		}
 		if handoff == nil {
 			b, err := r.shapes.Apply(b)
 			if err != nil {
@@ -484,26 +516,14 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	return nil
 }
 
-// sendWaiting hands in to the sink, which is behind (Kafka is slow, or down): it waits, and
-// meanwhile raises the lag metric every second from the commit time of the stream batch it
-// holds, which otherwise would show the lag of the last batch taken for as long as the
-// back-pressure lasts.
-func (r *run) sendWaiting(ctx context.Context, out chan<- upsert.Input, in upsert.Input, lagged bool) bool {
-	var tick <-chan time.Time
-	if lagged && !in.CommitTime.IsZero() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case out <- in:
-			return true
-		case <-ctx.Done():
-			return false
-		case <-tick:
-			r.setLag(time.Since(in.CommitTime))
-		}
+// sendWaiting hands in to the sink, which is behind (Kafka is slow, or down), or gives up
+// when ctx ends. The lag metric goes on rising meanwhile (followLag).
+func sendWaiting(ctx context.Context, out chan<- upsert.Input, in upsert.Input) bool {
+	select {
+	case out <- in:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -630,7 +650,8 @@ func (r *run) handoffState() (upsert.State, error) {
 
 // acked is the sink's report of an acknowledged (or committed) checkpoint.
 func (r *run) acked(cp upsert.Checkpoint) {
-	r.m.TransactionsCommitted.Inc()
+	r.m.TransactionsCommitted.Add(float64(cp.Transactions))
+	r.lag.acked(cp, time.Now())
 	if r.exactlyOnce() {
 		r.m.KafkaTransactions.Inc()
 		return

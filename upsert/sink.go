@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,8 +126,12 @@ type Config struct {
 	Written func(Written)
 	// Logger receives warnings and notices (default slog.Default()).
 	Logger *slog.Logger
-	// StopTimeout bounds the final flush (and commit) when Run stops (default 30s).
+	// StopTimeout bounds the whole stop of Run, the final flush and commit (or abort)
+	// together, from the moment it begins (default 20s); [Sink.StopBy] can set an earlier end.
 	StopTimeout time.Duration
+	// ConnectTimeout bounds the metadata request with which Start checks that a broker
+	// answers (default 30s, the source's connect.timeout in a pipeline).
+	ConnectTimeout time.Duration
 	// ClientOpts are added to the franz-go options last (tests, tuning).
 	ClientOpts []kgo.Opt
 }
@@ -188,6 +193,33 @@ type Sink struct {
 
 	started   bool
 	closeOnce sync.Once
+
+	txnChanges   bool         // the source transaction being written had changes so far
+	stopBy       atomic.Int64 // StopBy, Unix nanoseconds; 0: not set
+	stopDeadline time.Time    // when the stop begun by Run must be over; zero until then
+}
+
+// DefaultStopTimeout is Config.StopTimeout's default: under Kubernetes' 30s grace period.
+const DefaultStopTimeout = 20 * time.Second
+
+// StopBy sets when Run's stop must be over at the latest: the owner of a run's stop
+// deadline sets it once (at SIGTERM), and the final flush, commit or abort all end by then.
+// What could not be written by then is left for the next run. Safe to call from any
+// goroutine.
+func (s *Sink) StopBy(t time.Time) { s.stopBy.Store(t.UnixNano()) }
+
+// stopContext returns the context of the stop: not cancelled with ctx, but ended at the
+// stop's one deadline, fixed by the first call (now plus StopTimeout, or StopBy if that is
+// earlier) and shared by every later call, so that a flush followed by an abort does not
+// get the time twice.
+func (s *Sink) stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.stopDeadline.IsZero() {
+		s.stopDeadline = time.Now().Add(s.cfg.StopTimeout)
+	}
+	if by := s.stopBy.Load(); by != 0 && time.Unix(0, by).Before(s.stopDeadline) {
+		s.stopDeadline = time.Unix(0, by)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), s.stopDeadline)
 }
 
 // New checks cfg and returns a Sink. It does no I/O.
@@ -271,7 +303,10 @@ func (c *Config) defaults() {
 		c.Logger = slog.Default()
 	}
 	if c.StopTimeout <= 0 {
-		c.StopTimeout = 30 * time.Second
+		c.StopTimeout = DefaultStopTimeout
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 30 * time.Second
 	}
 	if c.Partitions == 0 {
 		c.Partitions = -1
@@ -383,18 +418,19 @@ func (s *Sink) ledgerDir() string {
 	return s.cfg.Ledger.Dir()
 }
 
-// Probe limits: how long one metadata request of probe may take, and how many times an EOF
-// on the first read is tried before it counts as a configuration error.
-const (
-	probeTimeout  = 5 * time.Second
-	probeAttempts = 3
-)
+// probeAttempts is how many times probe tries a metadata request whose new connection
+// gave an EOF on the first read before that counts as a configuration error.
+const probeAttempts = 3
 
-// probe asks the brokers for metadata with a client that keeps franz-go's default for an
-// EOF on a new connection's first read: an error at once, which is what a listener
-// expecting SASL or TLS gives a client speaking neither. Three such answers in a row are a
-// configuration error. Other failures (no broker up yet) are left to the sink's client,
-// which retries them.
+// probe asks the brokers for metadata, for at most ConnectTimeout, with a client that keeps
+// franz-go's default for an EOF on a new connection's first read: an error at once, which is
+// what a listener expecting SASL or TLS gives a client speaking neither. Three such answers
+// in a row are a configuration error. An answer of Kafka's (an error code: refused
+// credentials, say) is left to the sink's client, which says what it is. Anything else
+// until ConnectTimeout has passed (a wrong address, a broker that is down or restarting, a
+// port where something else answers; tried again every second) is a retryable connect
+// error: on a first start the caller stops with it before anything is read; on a restart
+// it tries again later.
 func (s *Sink) probe(ctx context.Context) error {
 	cl, err := kgo.NewClient(append(s.cfg.Properties.ClientOpts(), s.cfg.ClientOpts...)...)
 	if err != nil {
@@ -402,23 +438,43 @@ func (s *Sink) probe(ctx context.Context) error {
 	}
 	defer cl.Close()
 	admin := kadm.NewClient(cl)
-	for attempt := 1; ; attempt++ {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
+	var last error // the last failure that says more than the deadline
+	for eofs := 0; ; {
 		_, err := admin.BrokerMetadata(pctx)
-		cancel()
-		var eof *kgo.ErrFirstReadEOF
-		if err == nil || !errors.As(err, &eof) {
-			return nil
+		if last == nil || !errors.Is(err, context.DeadlineExceeded) {
+			last = err
 		}
-		if attempt == probeAttempts {
-			return &Error{Op: "connect", Err: fmt.Errorf("%w; check properties.security.protocol (and the sasl.* and ssl.* properties) against the brokers' listener", err)}
+		var eof *kgo.ErrFirstReadEOF
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.As(err, &eof):
+			if eofs++; eofs == probeAttempts {
+				return &Error{Op: "connect", Err: fmt.Errorf("%w; check properties.security.protocol (and the sasl.* and ssl.* properties) against the brokers' listener", err)}
+			}
+		case kafkaAnswered(err):
+			return nil
 		}
 		select {
 		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-pctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &Error{Op: "connect", Retryable: true, Err: fmt.Errorf("no Kafka broker of properties.bootstrap.servers %s answered within %s "+
+				"(the source's connect.timeout): %w; check the address and that the brokers are up", strings.Join(s.cfg.Properties.Brokers, ","), s.cfg.ConnectTimeout, last)}
 		}
 	}
+}
+
+// kafkaAnswered reports whether err is an error code from a Kafka broker.
+func kafkaAnswered(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke)
 }
 
 // Close releases the client. Run calls it; call it yourself only after a Start that is not
@@ -533,9 +589,17 @@ func (s *Sink) write(ctx context.Context, b *Input) error {
 		}
 	}
 	if !b.End {
+		s.txnChanges = s.txnChanges || len(b.Changes) > 0
 		return nil
 	}
-	cp := &Checkpoint{Position: b.Position, State: b.State}
+	cp := &Checkpoint{Position: b.Position, State: b.State, CommitTime: b.CommitTime}
+	if len(b.Position) > 0 { // a snapshot chunk's end has none
+		cp.Ends = 1
+		if s.txnChanges || len(b.Changes) > 0 {
+			cp.Transactions = 1
+		}
+	}
+	s.txnChanges = false
 	if s.txn != nil {
 		return s.endTxn(ctx, cp)
 	}
@@ -827,7 +891,7 @@ func (s *Sink) tick(ctx context.Context) error {
 // stop ends Run after the input closed or ctx was cancelled: flush, wait for the
 // acknowledgements (or commit) within StopTimeout, report.
 func (s *Sink) stop(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout)
+	sctx, cancel := s.stopContext(ctx)
 	defer cancel()
 	if s.txn != nil {
 		return s.stopTxn(sctx)

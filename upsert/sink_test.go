@@ -135,6 +135,30 @@ func TestTrackerPending(t *testing.T) {
 	}
 }
 
+// TestTrackerCountsTransactions: a released checkpoint counts every source transaction it
+// makes safe, also those of the checkpoints it replaces (a waiting one overwritten while the
+// buffer held records, earlier units released together).
+func TestTrackerCountsTransactions(t *testing.T) {
+	tr := newTracker()
+	var units []*unit
+	for i := range 3 {
+		units = append(units, tr.add())
+		tr.seal(&Checkpoint{Position: []byte(fmt.Sprint(i)), Ends: 1, Transactions: 1})
+	}
+	for i := range 4 { // four transactions while the buffer holds their records
+		tr.pendingCheckpoint(&Checkpoint{Position: []byte(fmt.Sprint(3 + i)), Ends: 1, Transactions: i % 2}) // two heartbeats
+	}
+	units = append(units, tr.add())
+	tr.sealPending()
+	for _, u := range units {
+		u.done(nil)
+	}
+	got := tr.release()
+	if got == nil || string(got.Position) != "6" || got.Ends != 7 || got.Transactions != 5 {
+		t.Fatalf("released %+v, want position 6 covering 7 ends, 5 of them transactions", got)
+	}
+}
+
 func TestConfigCheck(t *testing.T) {
 	p := func(kv ...string) *Properties {
 		pr, err := ParseProperties(props(kv...))

@@ -3,6 +3,7 @@ package upsert
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Checkpoint is what the sink reports, and in exactly-once mode stores, once a source
@@ -12,6 +13,16 @@ type Checkpoint struct {
 	Position []byte
 	// State is the caller's state given with that batch ([Input].State).
 	State State
+	// Ends is how many End batches carrying a position (source transactions, and the
+	// heartbeats that move the position past others' transactions) this checkpoint makes
+	// safe since the one reported before it: checkpoints are reported one per
+	// acknowledgement or Kafka commit, which may cover many.
+	Ends int
+	// Transactions is how many of those Ends closed a source transaction with changes of
+	// the captured tables.
+	Transactions int
+	// CommitTime is the source commit time of that batch (zero for a snapshot chunk).
+	CommitTime time.Time
 }
 
 // tracker follows the acknowledgement of produced records (at-least-once and none) and
@@ -70,7 +81,18 @@ func (t *tracker) seal(cp *Checkpoint) {
 }
 
 // pendingCheckpoint remembers cp until the buffered records before it are produced.
-func (t *tracker) pendingCheckpoint(cp *Checkpoint) { t.waiting = cp }
+func (t *tracker) pendingCheckpoint(cp *Checkpoint) {
+	cp.count(t.waiting)
+	t.waiting = cp
+}
+
+// count adds the counts of prev, a checkpoint that cp replaces, to cp's.
+func (cp *Checkpoint) count(prev *Checkpoint) {
+	if prev != nil {
+		cp.Ends += prev.Ends
+		cp.Transactions += prev.Transactions
+	}
+}
 
 // sealPending seals the open unit with the waiting checkpoint, if there is one.
 func (t *tracker) sealPending() {
@@ -108,6 +130,7 @@ func (t *tracker) release() *Checkpoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var cp *Checkpoint
+	var counts Checkpoint
 	n := 0
 	for _, u := range t.units {
 		if !u.complete() || u.failed.Load() {
@@ -115,8 +138,14 @@ func (t *tracker) release() *Checkpoint {
 		}
 		if u.checkpoint != nil {
 			cp = u.checkpoint
+			counts.count(cp)
 		}
 		n++
+	}
+	if cp != nil {
+		c := *cp
+		c.Ends, c.Transactions = counts.Ends, counts.Transactions
+		cp = &c
 	}
 	t.units = t.units[n:]
 	return cp

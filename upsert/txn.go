@@ -45,6 +45,7 @@ func (s *Sink) beginTxn() error {
 // due.
 func (s *Sink) endTxn(ctx context.Context, cp *Checkpoint) error {
 	s.txn.partial = false
+	cp.count(s.txn.checkpoint) // one Kafka transaction, many source ones
 	s.txn.checkpoint = cp
 	if s.txn.since.IsZero() {
 		s.txn.since = time.Now()
@@ -122,12 +123,12 @@ func (s *Sink) timedOut(err error) error {
 
 // abortTxn aborts the open transaction, dropping the records still buffered in the
 // client. Errors are logged: the caller is already failing, and the next writer's
-// InitProducerID aborts whatever is left.
+// InitProducerID aborts whatever is left (or the coordinator, after transaction.timeout.ms).
 func (s *Sink) abortTxn(ctx context.Context) {
 	if !s.txn.open {
 		return
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopTimeout)
+	actx, cancel := s.stopContext(ctx) // the stop's deadline when stopping: not a second one
 	defer cancel()
 	if err := s.cl.AbortBufferedRecords(actx); err != nil {
 		s.log.Warn("upsert: abort buffered records", "err", err)

@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/upsert"
 )
 
 // Exit codes.
@@ -37,6 +39,7 @@ type app struct {
 	untilCaughtUp bool
 	resetState    bool
 	metricsAddr   string
+	stopTimeout   time.Duration
 	pprof         bool
 	showVersion   bool
 	output        string
@@ -192,6 +195,9 @@ func (a *app) applyCommand() *cobra.Command {
 					return fmt.Errorf("--metrics-addr %q: want HOST:PORT", a.metricsAddr)
 				}
 			}
+			if a.stopTimeout <= 0 {
+				return fmt.Errorf("--stop-timeout %s: want a positive duration such as 20s", a.stopTimeout)
+			}
 			if a.pprof && a.metricsAddr == "" {
 				return errors.New("--pprof serves the profiles on the metrics address: give --metrics-addr too")
 			}
@@ -204,6 +210,7 @@ func (a *app) applyCommand() *cobra.Command {
 	f.BoolVar(&a.resetState, "reset-state", false, "delete the pipeline's stored state (state directory and Kafka's state topic) and start afresh; for one run")
 	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve /metrics and /healthz on `HOST:PORT` (127.0.0.1:9090: this host only; :9090: every interface, with a warning); bound first, exit 1 if it cannot be")
 	f.BoolVar(&a.pprof, "pprof", false, "also serve the Go profiles under /debug/pprof/ on --metrics-addr (they show memory and the command line)")
+	f.DurationVar(&a.stopTimeout, "stop-timeout", upsert.DefaultStopTimeout, "on SIGTERM, SIGINT or SIGHUP: exit within `DURATION`; what is not written to Kafka by then is left for the next run")
 	return cmd
 }
 

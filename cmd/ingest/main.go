@@ -8,13 +8,14 @@
 //
 // Exit codes: 0 done, 1 runtime failure (for plan: an error found), 2 invalid pipeline or
 // usage.
+//
+// Signals: SIGINT, SIGTERM and SIGHUP stop gracefully (what was acknowledged is stored,
+// exit 0, within --stop-timeout); SIGQUIT prints every goroutine's stack to stderr and
+// the run goes on (signals.go).
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	_ "time/tzdata" // time zone options must check the same everywhere
 
@@ -26,7 +27,7 @@ var version = "dev"
 
 func main() {
 	gctune.Apply(os.LookupEnv) // GOGC=200 and a 160 MiB soft limit unless set (docs/metrics.md)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopContext(os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
 	stop()
 	os.Exit(code)
