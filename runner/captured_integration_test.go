@@ -61,11 +61,11 @@ func storedProgress(t *testing.T, dir string) (*state.Checkpoint, snapshot.Progr
 	if err != nil || cp == nil {
 		t.Fatalf("state %s: %v %v", dir, cp, err)
 	}
-	var p snapshot.Progress
-	if err := json.Unmarshal(cp.Snapshot, &p); err != nil {
+	p, err := progressOf(cp.Snapshot, cp.Chunks) // the chunks are kept apart (chunks.jsonl)
+	if err != nil || p == nil {
 		t.Fatalf("stored progress %s: %v", cp.Snapshot, err)
 	}
-	return cp, p
+	return cp, *p
 }
 
 // planCapture returns what `ingest plan` says of a table and of the start.

@@ -277,8 +277,13 @@ func TestAllTypesKafkaSameBytes(t *testing.T) {
 			snapTopic, binlogTopic := testenv.Name(t)+"_snap", testenv.Name(t)+"_binlog"
 			deleteTopicsAtEnd(t, snapTopic, binlogTopic)
 			sink := "  value.format: " + format + "\n  topic: %s"
-			applyUntilCaughtUp(t, kafkaDefinition(t, name, name, fmt.Sprintf(sink, snapTopic), ""), t.TempDir())
+			// Two pipelines, each named for its run: a pipeline's state in Kafka is keyed by
+			// its name, and a fresh state directory resumes from it.
+			snapDef := kafkaDefinition(t, name, name, fmt.Sprintf(sink, snapTopic), "")
+			snapDef.Pipeline.Name = snapTopic
+			applyUntilCaughtUp(t, snapDef, t.TempDir())
 			binlog := kafkaDefinition(t, name, name, fmt.Sprintf(sink, binlogTopic), "")
+			binlog.Pipeline.Name = binlogTopic
 			binlog.Source.StartupMode = pipeline.StartupSpecificOffset
 			binlog.Source.SpecificOffsetGTIDSet = start
 			applyUntilCaughtUp(t, binlog, t.TempDir())

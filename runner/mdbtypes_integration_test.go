@@ -42,9 +42,15 @@ func TestMariaDBTypesSameBytes(t *testing.T) {
 		_, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), snapTopic, binlogTopic)
 	})
 	const chunks = "  scan.incremental.snapshot.chunk.size: 3\n"
-	applyUntilCaughtUp(t, definition(t, name, chunks, "  topic: "+snapTopic), t.TempDir())
-	applyUntilCaughtUp(t, definition(t, name, "  scan.startup.mode: specific-offset\n  scan.startup.specific-offset.gtid-set: "+start,
-		"  topic: "+binlogTopic), t.TempDir())
+	// Two pipelines, each named for its run: a pipeline's state in Kafka is keyed by its
+	// name, and a fresh state directory resumes from it.
+	snapDef := definition(t, name, chunks, "  topic: "+snapTopic)
+	snapDef.Pipeline.Name = snapTopic
+	applyUntilCaughtUp(t, snapDef, t.TempDir())
+	binlogDef := definition(t, name, "  scan.startup.mode: specific-offset\n  scan.startup.specific-offset.gtid-set: "+start,
+		"  topic: "+binlogTopic)
+	binlogDef.Pipeline.Name = binlogTopic
+	applyUntilCaughtUp(t, binlogDef, t.TempDir())
 	snap, binlog := materialize(consumeAll(t, snapTopic)), materialize(consumeAll(t, binlogTopic))
 	if len(snap) != want || len(binlog) != want {
 		t.Fatalf("snapshot wrote %d keys, binlog %d, want %d", len(snap), len(binlog), want)
@@ -71,9 +77,11 @@ func TestNullableKeyRefused(t *testing.T) {
 	t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
 	transform := fmt.Sprintf("  topic: %s\ntransform:\n  - source-table: %s.nk\n    primary-keys: k", topic, name)
 	var msgs []string
-	for _, source := range []string{"", "  scan.startup.mode: specific-offset\n  scan.startup.specific-offset.gtid-set: " + start} {
+	for i, source := range []string{"", "  scan.startup.mode: specific-offset\n  scan.startup.specific-offset.gtid-set: " + start} {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		err := Run(ctx, definition(t, name, source, transform), Options{StateDir: t.TempDir(), UntilCaughtUp: true})
+		def := definition(t, name, source, transform)
+		def.Pipeline.Name = fmt.Sprintf("%s-%d", topic, i) // two pipelines: each its own state in Kafka
+		err := Run(ctx, def, Options{StateDir: t.TempDir(), UntilCaughtUp: true})
 		cancel()
 		var nk *cdc.NullableKeyError
 		if !errors.As(err, &nk) || nk.Column != "k" || nk.Table.Table != "nk" {

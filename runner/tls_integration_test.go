@@ -210,7 +210,7 @@ sink:
   properties.bootstrap.servers: %s
 pipeline:
   name: %s
-`, host, tlsPort, svc.CDCUser, db, extraSource, testenv.KafkaAddr(), db)
+`, host, tlsPort, svc.CDCUser, db, extraSource, testenv.KafkaAddr(), testenv.Name(t)) // a pipeline (and state in Kafka) per subtest
 	res := secrets.NewResolver([]secrets.Provider{&secrets.Map{Values: map[string]string{"pw": svc.CDCPassword}}}, nil)
 	def, err := pipeline.Parse("tls.yaml", []byte(yaml), pipeline.LoadOptions{Resolver: res})
 	if err != nil {
