@@ -82,7 +82,7 @@ var properties = map[string]property{
 			}
 		}
 		if len(p.Brokers) == 0 {
-			return errors.New("no broker address; give host:port,...")
+			return errors.New("no broker address; give one or more host:port, separated by commas")
 		}
 		return nil
 	},
