@@ -1,6 +1,6 @@
 // Package pipeline loads a pipeline file: the Flink CDC / Realtime Compute
 // "YAML data ingestion job" format restricted to a MySQL (or MariaDB)
-// source and an upsert-kafka sink (spec/PIPELINE.md).
+// source and an upsert-kafka sink (docs/pipeline.md).
 //
 // [Load] and [Parse] parse the YAML into nodes with gopkg.in/yaml.v3 and
 // walk them against a schema that lists every option of every block with

@@ -72,8 +72,7 @@ type Properties struct {
 type property func(p *Properties, v string) error
 
 // properties are the supported options that are not plain numbers (see numbers). Each maps
-// onto the franz-go option named in its handler; reference/apsaramq-and-alibaba-sdk.md §6
-// has the table.
+// onto the franz-go option named in its handler.
 var properties = map[string]property{
 	"bootstrap.servers": func(p *Properties, v string) error {
 		for _, b := range strings.Split(v, ",") {
