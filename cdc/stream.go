@@ -471,7 +471,7 @@ func (s *stream) commit(ctx context.Context) error {
 			return err
 		}
 	} else {
-		b := change.Batch{Changes: s.batch, CommitTime: s.commitTime(), End: true, Position: []byte(pos.String())}
+		b := change.Batch{Changes: s.batch, CommitTime: s.commitTime(), End: true, Position: []byte(pos.String()), Mark: pos}
 		s.batch, s.emitted = nil, 0
 		if err := s.send(ctx, b); err != nil {
 			return err
@@ -502,7 +502,7 @@ func (s *stream) heartbeat(ctx context.Context, force bool) error {
 	if pos == s.sentPos || (!force && s.now().Sub(s.lastBeat) < s.cfg.Heartbeat) {
 		return nil
 	}
-	return s.send(ctx, change.Batch{CommitTime: s.commitTime(), End: true, Position: []byte(pos)})
+	return s.send(ctx, change.Batch{CommitTime: s.commitTime(), End: true, Position: []byte(pos), Mark: s.delivered})
 }
 
 func (s *stream) send(ctx context.Context, b change.Batch) error {

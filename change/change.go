@@ -103,6 +103,10 @@ type Batch struct {
 	CommitTime time.Time
 	End        bool
 	Position   []byte
+	// Mark, when set on an End batch, is the source's own typed form of Position (a
+	// cdc.Position for the binlog stream), so that a consumer that compares positions
+	// need not parse the text again. The sink ignores it.
+	Mark any
 	// Release, when set, is called once by the last consumer of the batch when it no longer
 	// needs the rows of the batch or of any batch sent before it: the producer may then
 	// reuse their memory. A consumer that keeps rows must not call it.

@@ -15,6 +15,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ingestkit/ingest/state"
+	"github.com/ingestkit/ingest/upsert"
 )
 
 const (
@@ -412,93 +415,48 @@ func (s *subject) storedProgress() *storedCheckpoint {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	v, err := readCommitted(ctx, s.svc.KafkaAddr, "__ingest_state", s.name)
+	st, err := upsert.ReadState(ctx, []kgo.Opt{kgo.SeedBrokers(s.svc.KafkaAddr)}, upsert.DefaultStateTopic, s.name)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if v == nil {
+	if st.Checkpoint == nil {
 		return nil
 	}
-	var st struct {
-		Position []byte `json:"position"`
-		Progress []byte `json:"progress"`
-	}
-	if err := json.Unmarshal(v, &st); err != nil {
-		s.t.Fatalf("state record: %v: %s", err, v)
-	}
-	cp := &storedCheckpoint{Position: string(st.Position)}
-	if len(st.Progress) == 0 {
+	return s.checkpointFrom(string(st.Checkpoint.Position), st.Checkpoint.State.Snapshot, st.Checkpoint.State.Chunks)
+}
+
+// checkpointFrom decodes the parts of a stored checkpoint: the snapshot progress without
+// its chunks, and the chunks.
+func (s *subject) checkpointFrom(position string, snapshot []byte, chunks [][]byte) *storedCheckpoint {
+	cp := &storedCheckpoint{Position: position}
+	if len(snapshot) == 0 {
 		return cp
 	}
-	// The progress is {"snapshot":…,"schema":…}; earlier versions stored the snapshot
-	// progress alone.
-	var wrapped struct {
-		Snapshot json.RawMessage `json:"snapshot"`
+	if err := json.Unmarshal(snapshot, &cp.Snapshot); err != nil {
+		s.t.Fatalf("stored snapshot progress: %v: %s", err, snapshot)
 	}
-	if err := json.Unmarshal(st.Progress, &wrapped); err != nil {
-		s.t.Fatalf("state record progress: %v: %s", err, st.Progress)
-	}
-	snap := wrapped.Snapshot
-	if snap == nil && strings.Contains(string(st.Progress), `"chunks"`) {
-		snap = st.Progress
-	}
-	if len(snap) > 0 {
-		if err := json.Unmarshal(snap, &cp.Snapshot); err != nil {
-			s.t.Fatalf("state record snapshot progress: %v: %s", err, snap)
+	for _, c := range chunks {
+		var chunk struct {
+			Rows int64 `json:"rows"`
 		}
+		if err := json.Unmarshal(c, &chunk); err != nil {
+			s.t.Fatalf("stored chunk: %v: %s", err, c)
+		}
+		cp.Snapshot.Chunks = append(cp.Snapshot.Chunks, chunk)
 	}
 	return cp
 }
 
-// readCommitted returns the value of the last committed record with key in topic, nil if none.
-func readCommitted(ctx context.Context, addr, topic, key string) ([]byte, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.KeepControlRecords(), kgo.FetchMaxWait(200*time.Millisecond))
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
-	}
-	next := map[int32]int64{}
-	reached := func() bool {
-		done := true
-		ends.Each(func(o kadm.ListedOffset) { done = done && next[o.Partition] >= o.Offset })
-		return done
-	}
-	var last []byte
-	for !reached() {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("read %s: %w", topic, ctx.Err())
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			next[r.Partition] = r.Offset + 1
-			if !r.Attrs.IsControl() && string(r.Key) == key {
-				last = r.Value
-			}
-		})
-	}
-	return last, nil
-}
-
-// stored reads checkpoint.json (at-least-once); nil when there is none yet.
+// stored reads the local state (at-least-once); nil when there is none yet.
 func (s *subject) stored() *storedCheckpoint {
-	b, err := os.ReadFile(filepath.Join(s.ingest.StateDir, "checkpoint.json"))
+	_, cp, err := state.Peek(s.ingest.StateDir)
 	if err != nil {
+		s.t.Fatalf("state %s: %v", s.ingest.StateDir, err)
+	}
+	if cp == nil {
 		return nil
 	}
-	var cp storedCheckpoint
-	if err := json.Unmarshal(b, &cp); err != nil {
-		s.t.Fatalf("checkpoint.json: %v: %s", err, b)
-	}
-	return &cp
+	return s.checkpointFrom(cp.Position, cp.Snapshot, cp.Chunks)
 }
 
 // waitFor polls cond every 20ms until it holds, and fails the test after timeout.
@@ -530,7 +488,9 @@ func (s *subject) handoffStored() {
 	} else {
 		s.waitFor("stored position after the hand-off", time.Minute, func() bool {
 			cp := s.stored()
-			return cp != nil && cp.Position != "" && cp.Snapshot == nil
+			// Past the hand-off the snapshot progress holds no chunks: nothing at all, or
+			// (since the captured tables are recorded) only the finished set of tables.
+			return cp != nil && cp.Position != "" && (cp.Snapshot == nil || cp.Snapshot.Done && len(cp.Snapshot.Chunks) == 0)
 		})
 	}
 	if err := s.checker.Baseline(context.Background(), s.workload.DB, s.name, s.tables); err != nil {

@@ -5,7 +5,9 @@
 //   - sharded: routes that merge sharded tables, replace-symbol, a key override
 //   - exactly-once: Kafka transactions with SASL/SCRAM
 //   - apsaramq: ApsaraMQ for Kafka (Alibaba Cloud) with the aliyun.kafka.* options
+//   - flinkcdc-kafka: type kafka (Flink CDC's Kafka sink): Flink CDC's quickstart file,
+//     debezium-json and canal-json change events
 //
-// The tests load every examples/*/pipeline.yaml and run `ingest validate`
+// The tests load every examples/*/pipeline.yaml and examples/flinkcdc-kafka/*.yaml and run `ingest validate`
 // on it, so an example that stops being valid fails the build.
 package examples

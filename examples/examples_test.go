@@ -40,6 +40,11 @@ func examples(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	flink, err := filepath.Glob("flinkcdc-kafka/*.yaml") // published and Flink CDC-style files
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, flink...)
 	if len(files) < 4 {
 		t.Fatalf("found %d examples, want at least 4: %v", len(files), files)
 	}
@@ -52,7 +57,7 @@ func TestExamplesLoad(t *testing.T) {
 		[]secrets.Provider{&secrets.Map{Values: testVars}},
 	)
 	for _, file := range examples(t) {
-		t.Run(filepath.Dir(file), func(t *testing.T) {
+		t.Run(exampleName(file), func(t *testing.T) {
 			def, err := pipeline.Load(file, pipeline.LoadOptions{Context: context.Background(), Resolver: res})
 			if err != nil {
 				t.Fatalf("Load:\n%v", err)
@@ -84,7 +89,7 @@ func TestExamplesValidateCommand(t *testing.T) {
 	secretsFile := writeMap(t, filepath.Join(dir, "secrets.yaml"), testSecrets)
 	varsFile := writeMap(t, filepath.Join(dir, "vars.yaml"), testVars)
 	for _, file := range examples(t) {
-		t.Run(filepath.Dir(file), func(t *testing.T) {
+		t.Run(exampleName(file), func(t *testing.T) {
 			cmd := exec.Command(bin, "validate", file, "--secrets", secretsFile, "--vars", varsFile)
 			cmd.Env = cleanEnv()
 			var stdout, stderr bytes.Buffer
@@ -125,4 +130,13 @@ func cleanEnv() []string {
 		}
 	}
 	return env
+}
+
+// exampleName names the subtest of an example file: its directory for a pipeline.yaml,
+// else the directory and the file's stem.
+func exampleName(file string) string {
+	if filepath.Base(file) == "pipeline.yaml" {
+		return filepath.Dir(file)
+	}
+	return strings.TrimSuffix(file, filepath.Ext(file))
 }

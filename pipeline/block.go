@@ -94,13 +94,14 @@ func (l *loader) loadSink(p pair, root *yaml.Node) {
 		return
 	}
 	es := l.entries("sink", m)
-	if !l.checkType("sink", p.key, es, sinkType, wrongSinkType) {
+	typ, ok := l.sinkType(p.key, es)
+	if !ok {
 		return
 	}
 	s := &l.def.Sink
 	s.Properties = make(map[string]secrets.Secret)
-	l.applyOptions("sink", p.key, es, sinkOptions(s), sinkRefused, &kafkaProperties, s.Properties)
-	s.Type = sinkType
+	l.applyOptions("sink", p.key, es, sinkOptionsFor(s, typ), sinkRefusedFor(typ), &kafkaProperties, s.Properties)
+	s.Type = typ
 	s.BootstrapServers = s.Properties["bootstrap.servers"].Reveal()
 	if _, ok := l.def.Pos["sink.properties.bootstrap.servers"]; !ok {
 		l.errorAt(p.key, "sink", `missing required option "properties.bootstrap.servers" (the Kafka brokers, host:port,...)`)
@@ -109,11 +110,29 @@ func (l *loader) loadSink(p pair, root *yaml.Node) {
 	l.checkProducerProperties()
 }
 
-func wrongSinkType(got string) string {
-	if strings.EqualFold(strings.TrimSpace(got), "kafka") {
-		return `type "kafka" is not supported: ingest writes upserts (one record per row, keyed by the primary key, with tombstones for deletes); use type: upsert-kafka`
+// sinkType returns the sink block's type, one of sinkTypes, reporting a missing or
+// unknown one.
+func (l *loader) sinkType(at *yaml.Node, es []entry) (string, bool) {
+	for _, e := range es {
+		if e.key != "type" {
+			continue
+		}
+		v, _, ok := l.scalar("sink.type", e.valNode)
+		for _, t := range sinkTypes {
+			if ok && strings.EqualFold(strings.TrimSpace(v), t) {
+				return t, true
+			}
+		}
+		break
 	}
-	return fmt.Sprintf("unsupported sink type %q: ingest writes upserts to Kafka; use type: upsert-kafka", got)
+	// Not one of ours: checkType reports it.
+	l.checkType("sink", at, es, SinkUpsertKafka, wrongSinkType)
+	return "", false
+}
+
+func wrongSinkType(got string) string {
+	return fmt.Sprintf("unsupported sink type %q: ingest writes to Kafka; use type: upsert-kafka (rows keyed by the primary key, "+
+		"with tombstones) or type: kafka (Flink CDC's debezium-json or canal-json change events)", got)
 }
 
 // checkType reports whether the block's type option is want, reporting a

@@ -178,10 +178,10 @@ const (
 // String returns the option value.
 func (m StartupMode) String() string { return string(m) }
 
-// Sink is the sink block (type upsert-kafka). Field comments name the
-// option.
+// Sink is the sink block (type upsert-kafka or kafka). Field comments name
+// the option.
 type Sink struct {
-	Type string // type: always "upsert-kafka"
+	Type string // type: "upsert-kafka" (SinkUpsertKafka) or "kafka" (SinkKafka)
 	Name string // name
 	// BootstrapServers is properties.bootstrap.servers, also found in
 	// Properties.
@@ -210,7 +210,112 @@ type Sink struct {
 	TransactionMaxBytes  int64         // sink.transaction.max-bytes
 	JSON                 JSONOptions
 	Aliyun               Aliyun
+	// Kafka holds the options of type kafka only (Flink CDC's Kafka pipeline sink).
+	Kafka KafkaOptions
 }
+
+// The sink types.
+const (
+	// SinkUpsertKafka writes flat JSON rows keyed by the primary key, with tombstones.
+	SinkUpsertKafka = "upsert-kafka"
+	// SinkKafka writes Flink CDC's change events (debezium-json or canal-json).
+	SinkKafka = "kafka"
+)
+
+// IsKafka reports whether the sink is type kafka (change events) rather than upsert-kafka.
+func (s *Sink) IsKafka() bool { return s.Type == SinkKafka }
+
+// KafkaOptions are the options of Flink CDC's Kafka pipeline sink (type kafka).
+type KafkaOptions struct {
+	PartitionStrategy PartitionStrategy // partition.strategy
+	KeyFormat         KeyFormat         // key.format
+	ValueFormat       ValueFormat       // value.format
+	// TopicMapping is sink.tableId-to-topic.mapping, in order; nil when not set.
+	TopicMapping []TopicMapping
+	// IncludeSchema is debezium-json.include-schema.enabled.
+	IncludeSchema bool
+	// KeyJSON, Debezium and Canal are the json.*, debezium-json.* and canal-json.* format
+	// options (the key's json.timestamp-format.standard is Sink.JSON.TimestampFormat).
+	KeyJSON, Debezium, Canal FormatOptions
+}
+
+// FormatOptions are the options one JSON format of the kafka sink reads (Flink's
+// JsonFormatOptions, prefixed with the format's name).
+type FormatOptions struct {
+	TimestampFormat   TimestampFormat // <format>.timestamp-format.standard
+	DecimalPlain      bool            // <format>.encode.decimal-as-plain-number
+	IgnoreNullFields  bool            // <format>.encode.ignore-null-fields
+	MapNullKeyMode    MapNullKeyMode  // <format>.map-null-key.mode
+	MapNullKeyLiteral string          // <format>.map-null-key.literal
+}
+
+// MapNullKeyMode is <format>.map-null-key.mode.
+type MapNullKeyMode string
+
+// The map-null-key modes of Flink's JSON format.
+const (
+	MapNullFail    MapNullKeyMode = "FAIL"
+	MapNullDrop    MapNullKeyMode = "DROP"
+	MapNullLiteral MapNullKeyMode = "LITERAL"
+)
+
+// String returns the option value.
+func (m MapNullKeyMode) String() string { return string(m) }
+
+// TopicMapping is one entry of sink.tableId-to-topic.mapping: the tables a selector
+// matches go to Topic.
+type TopicMapping struct {
+	Tables *route.Selector
+	Topic  string
+}
+
+// MappedTopic returns the topic sink.tableId-to-topic.mapping gives the (routed) table
+// id name, split as db.table, and whether an entry matches: the first that does, as in
+// Flink CDC.
+func (k *KafkaOptions) MappedTopic(db, table string) (string, bool) {
+	for _, m := range k.TopicMapping {
+		if m.Tables.Match(db, table) {
+			return m.Topic, true
+		}
+	}
+	return "", false
+}
+
+// PartitionStrategy is partition.strategy.
+type PartitionStrategy string
+
+// The partition strategies of Flink CDC's Kafka sink.
+const (
+	PartitionAllToZero PartitionStrategy = "all-to-zero"
+	PartitionHashByKey PartitionStrategy = "hash-by-key"
+)
+
+// String returns the option value.
+func (p PartitionStrategy) String() string { return string(p) }
+
+// KeyFormat is key.format.
+type KeyFormat string
+
+// The key formats.
+const (
+	KeyJSON KeyFormat = "json"
+	KeyCSV  KeyFormat = "csv"
+)
+
+// String returns the option value.
+func (k KeyFormat) String() string { return string(k) }
+
+// ValueFormat is value.format.
+type ValueFormat string
+
+// The value formats.
+const (
+	ValueDebeziumJSON ValueFormat = "debezium-json"
+	ValueCanalJSON    ValueFormat = "canal-json"
+)
+
+// String returns the option value.
+func (v ValueFormat) String() string { return string(v) }
 
 // Header is one entry of sink.custom-header.
 type Header struct {

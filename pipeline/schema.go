@@ -39,15 +39,18 @@ type option struct {
 	// the option asks whatever its value (docs/pipeline.md says so too). An option without
 	// it is read where it is applied (schema_test.go checks both).
 	asIs string
+	// only, when set, is the one sink type the option belongs to (SinkUpsertKafka or
+	// SinkKafka); the other type refuses it with the reason in sinkRefusedFor.
+	only string
 }
 
 // The top-level blocks of a pipeline file.
 var topLevelKeys = []string{"source", "sink", "route", "transform", "pipeline"}
 
-const (
-	sourceType = "mysql"
-	sinkType   = "upsert-kafka"
-)
+const sourceType = "mysql"
+
+// sinkTypes are the sink types the loader accepts.
+var sinkTypes = []string{SinkUpsertKafka, SinkKafka}
 
 // sourceOptions binds the options of the source block (type mysql) to s.
 func sourceOptions(s *Source) []option {
@@ -91,11 +94,13 @@ func sourceOptions(s *Source) []option {
 	}
 }
 
-// sinkOptions binds the options of the sink block (type upsert-kafka) to
-// s. properties.bootstrap.servers, required, is a pass-through property.
+// sinkOptions binds the options of the sink block to s: those of both types, then
+// those of one type (only). properties.bootstrap.servers, required, is a pass-through
+// property.
 func sinkOptions(s *Sink) []option {
 	const maxInt = math.MaxInt32
-	return []option{
+	const up = SinkUpsertKafka
+	opts := []option{
 		{key: "type", val: stringValue{&s.Type}, required: true, asIs: typeChecked},
 		{key: "name", val: stringValue{&s.Name}, asIs: label},
 		{key: "topic", val: stringValue{&s.Topic}},
@@ -107,22 +112,67 @@ func sinkOptions(s *Sink) []option {
 		{key: "sink.topic.auto-create", val: boolValue{&s.TopicAutoCreate}, def: "true"},
 		{key: "sink.topic.partitions", val: intValue{&s.TopicPartitions, 1, maxInt}},
 		{key: "sink.topic.replication-factor", val: intValue{&s.TopicReplicationFactor, 1, math.MaxInt16}},
-		{key: "sink.buffer-flush.max-rows", val: intValue{&s.BufferFlushMaxRows, 1, maxInt}},
-		{key: "sink.buffer-flush.interval", val: durationValue{&s.BufferFlushInterval, time.Millisecond}},
+		{key: "sink.buffer-flush.max-rows", val: intValue{&s.BufferFlushMaxRows, 1, maxInt}, only: up},
+		{key: "sink.buffer-flush.interval", val: durationValue{&s.BufferFlushInterval, time.Millisecond}, only: up},
 		{key: "sink.skip-oversized-records", val: boolValue{&s.SkipOversizedRecords}, def: "false"},
 		{key: "sink.transaction.interval", val: durationValue{&s.TransactionInterval, time.Millisecond}, def: "1s"},
 		{key: "sink.transaction.max-bytes", val: int64Value{&s.TransactionMaxBytes, 1, math.MaxInt64}, def: "67108864"},
 		{key: "json.timestamp-format.standard", val: enum(&s.JSON.TimestampFormat,
 			TimestampSQL, TimestampISO8601), def: "SQL"},
 		{key: "json.encode.json-column-as", val: enum(&s.JSON.JSONColumnAs,
-			JSONColumnAsString, JSONColumnAsObject), def: "string"},
-		{key: "json.encode.decimal-as", val: enum(&s.JSON.DecimalAs, DecimalAsNumber, DecimalAsString), def: "number"},
+			JSONColumnAsString, JSONColumnAsObject), def: "string", only: up},
+		{key: "json.encode.decimal-as", val: enum(&s.JSON.DecimalAs, DecimalAsNumber, DecimalAsString), def: "number", only: up},
 		{key: "aliyun.kafka.accessKeyId", val: secretValue{&s.Aliyun.AccessKeyID}, secret: true},
 		{key: "aliyun.kafka.accessKeySecret", val: secretValue{&s.Aliyun.AccessKeySecret}, secret: true},
 		{key: "aliyun.kafka.instanceId", val: stringValue{&s.Aliyun.InstanceID}},
 		{key: "aliyun.kafka.endpoint", val: stringValue{&s.Aliyun.Endpoint}},
 		{key: "aliyun.kafka.regionId", val: stringValue{&s.Aliyun.RegionID}},
 	}
+	return append(opts, kafkaOptions(&s.Kafka)...)
+}
+
+// kafkaOptions binds the options of type kafka only (Flink CDC 3.6's KafkaDataSinkOptions
+// and the JsonFormatOptions its formats read) to k.
+func kafkaOptions(k *KafkaOptions) []option {
+	const kafka = SinkKafka
+	opts := []option{
+		{key: "partition.strategy", val: enum(&k.PartitionStrategy, PartitionAllToZero, PartitionHashByKey), def: "all-to-zero", only: kafka},
+		{key: "key.format", val: enum(&k.KeyFormat, KeyJSON, KeyCSV), def: "json", only: kafka},
+		{key: "value.format", val: valueFormatValue{&k.ValueFormat}, def: "debezium-json", only: kafka},
+		{key: "sink.tableId-to-topic.mapping", val: topicMappingValue{&k.TopicMapping}, only: kafka},
+		{key: "debezium-json.include-schema.enabled", val: boolValue{&k.IncludeSchema}, def: "false", only: kafka},
+	}
+	opts = append(opts, formatOptions("json.", &k.KeyJSON, false)...)
+	opts = append(opts, formatOptions("debezium-json.", &k.Debezium, true)...)
+	return append(opts, formatOptions("canal-json.", &k.Canal, true)...)
+}
+
+// formatOptions binds the JsonFormatOptions that Flink CDC's format with the given prefix
+// reads (json.timestamp-format.standard is an option of both sink types).
+func formatOptions(prefix string, f *FormatOptions, timestamps bool) []option {
+	const kafka = SinkKafka
+	var opts []option
+	if timestamps {
+		opts = append(opts, option{key: prefix + "timestamp-format.standard", val: enum(&f.TimestampFormat,
+			TimestampSQL, TimestampISO8601), def: "SQL", only: kafka})
+	}
+	return append(opts,
+		option{key: prefix + "encode.decimal-as-plain-number", val: boolValue{&f.DecimalPlain}, def: "false", only: kafka},
+		option{key: prefix + "encode.ignore-null-fields", val: boolValue{&f.IgnoreNullFields}, def: "false", only: kafka},
+		option{key: prefix + "map-null-key.mode", val: enum(&f.MapNullKeyMode, MapNullFail, MapNullDrop, MapNullLiteral), def: "FAIL", only: kafka, asIs: noMaps},
+		option{key: prefix + "map-null-key.literal", val: stringValue{&f.MapNullKeyLiteral}, def: "null", only: kafka, asIs: noMaps},
+	)
+}
+
+// sinkOptionsFor returns the sink options of one type.
+func sinkOptionsFor(s *Sink, typ string) []option {
+	var opts []option
+	for _, o := range sinkOptions(s) {
+		if o.only == "" || o.only == typ {
+			opts = append(opts, o)
+		}
+	}
+	return opts
 }
 
 // routeOptions binds the options of one route item to r.
@@ -192,13 +242,39 @@ var sourceRefused = []refusal{
 	{"chunk-key.even-distribution.factor.lower-bound", flinkOnly},
 }
 
-var sinkRefused = []refusal{
+// upsertRefused are the options of type kafka that type upsert-kafka refuses.
+var upsertRefused = []refusal{
 	{"value.format", "is an option of the kafka sink; upsert-kafka writes flat JSON rows (docs/output.md)"},
 	{"key.format", "is an option of the kafka sink; upsert-kafka keys records by their primary key as JSON"},
 	{"partition.strategy", "is an option of the kafka sink; upsert-kafka partitions by the key (murmur2, as Java)"},
 	{"sink.tableId-to-topic.mapping", "is an option of the kafka sink; use the route block to choose topics"},
 	{"debezium-json.", "is an option of the kafka sink's debezium-json format, which upsert-kafka does not write"},
 	{"canal-json.", "is an option of the kafka sink's canal-json format, which upsert-kafka does not write"},
+	{"json.encode.decimal-as-plain-number", "is an option of the kafka sink; upsert-kafka writes DECIMAL at the column's scale (docs/output.md), or as a string with json.encode.decimal-as: string"},
+	{"json.encode.ignore-null-fields", "is an option of the kafka sink; upsert-kafka rows always carry every column"},
+	{"json.map-null-key.", "is an option of the kafka sink's json key format; MySQL has no MAP columns"},
+}
+
+// kafkaRefused are the options of type upsert-kafka that type kafka refuses.
+var kafkaRefused = []refusal{
+	{"sink.buffer-flush.", "is an option of the upsert-kafka sink: it keeps only the latest record of a key, which would drop change events; remove it"},
+	{"json.encode.json-column-as", "is an option of the upsert-kafka sink; the kafka sink writes JSON columns as strings, as Flink CDC does"},
+	{"json.encode.decimal-as", "is an option of the upsert-kafka sink; with type kafka use <format>.encode.decimal-as-plain-number (json. for the key, debezium-json. or canal-json. for the value)"},
+	{"csv.", "is not an option: Flink CDC's csv key format reads no options; remove it"},
+	{"debezium-json.emit.full-table-id.enabled", "is a Realtime Compute (VVR 11.6) option that ingest does not support yet: source names the database and the table; remove it"},
+}
+
+// sinkRefusedFor returns the refusals of a sink type: the other type's options, then
+// what both refuse.
+func sinkRefusedFor(typ string) []refusal {
+	if typ == SinkKafka {
+		return append(kafkaRefused[:len(kafkaRefused):len(kafkaRefused)], sinkRefused...)
+	}
+	return append(upsertRefused[:len(upsertRefused):len(upsertRefused)], sinkRefused...)
+}
+
+// sinkRefused are the options both sink types refuse.
+var sinkRefused = []refusal{
 	{"include.schema.changes", "is not supported: schema changes produce no records; see pipeline.schema.change.behavior"},
 	{"exclude.schema.changes", "is not supported: schema changes produce no records; see pipeline.schema.change.behavior"},
 	{"sink.include.schema.changes", "is not supported: schema changes produce no records; see pipeline.schema.change.behavior"},
@@ -238,7 +314,8 @@ func refusedReason(list []refusal, key string) string {
 
 // Reasons of asIs options.
 const (
-	typeChecked = "the loader checks it: ingest has one source and one sink type"
+	typeChecked = "the loader checks it: ingest has one source type and two sink types, and the sink type chooses its options"
+	noMaps      = "it applies to MAP columns only, which MySQL and MariaDB do not have"
 	label       = "a label for people; ingest shows it in plan only"
 
 	localTimeZoneAsIs = "ingest has no transform expressions, and TIMESTAMP values are written as UTC instants " +

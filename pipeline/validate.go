@@ -29,6 +29,9 @@ var rules = []func(*loader){
 	checkTablePatterns,
 	checkRoutes,
 	checkTransforms,
+	checkKafkaFormats,
+	checkKafkaTopicMapping,
+	checkKafkaIncludeSchema,
 }
 
 // validate runs the cross-option rules.
@@ -201,7 +204,8 @@ func checkExactlyOnceProducer(l *loader) {
 }
 
 func checkTopicWithRoutes(l *loader) {
-	if l.def.Sink.Topic != "" && len(l.def.Routes) > 0 {
+	// With type kafka a route still names the table in the change events.
+	if l.def.Sink.Topic != "" && len(l.def.Routes) > 0 && !l.def.Sink.IsKafka() {
 		l.at("sink.topic", "sends every table to this one topic, so the route block would have no effect; remove one of them")
 	}
 }
@@ -278,6 +282,10 @@ func checkAliyunTopics(l *loader) {
 			}
 			l.at("sink.topic", "%s", msg)
 		}
+		return
+	}
+	if l.def.Sink.IsKafka() && len(l.def.Sink.Kafka.TopicMapping) > 0 {
+		checkAliyunMappedTopics(l) // the mapping names the topics; routes name table ids
 		return
 	}
 	if len(l.def.Routes) == 0 {
@@ -406,4 +414,63 @@ func (l *loader) anySecret(prefix string) bool {
 		}
 	}
 	return false
+}
+
+// checkKafkaFormats refuses the options of a format that the kafka sink does not use:
+// Flink CDC's factory accepts only the options of the chosen key.format (json.*; the csv
+// key format reads none) and value.format (debezium-json.* or canal-json.*).
+func checkKafkaFormats(l *loader) {
+	k := &l.def.Sink.Kafka
+	if !l.def.Sink.IsKafka() || !l.usable("sink.key.format", "sink.value.format") {
+		return
+	}
+	unused := map[string]string{}
+	if k.KeyFormat == KeyCSV {
+		unused["json."] = "key.format is csv, which reads no options; these json.* options are for key.format: json"
+	}
+	switch k.ValueFormat {
+	case ValueCanalJSON:
+		unused["debezium-json."] = "value.format is canal-json; debezium-json.* options apply to value.format: debezium-json"
+	default:
+		unused["canal-json."] = "value.format is debezium-json; canal-json.* options apply to value.format: canal-json"
+	}
+	for path := range l.def.Pos {
+		for prefix, why := range unused {
+			if strings.HasPrefix(path, "sink."+prefix) {
+				l.at(path, "is not used: %s; remove it", why)
+			}
+		}
+	}
+}
+
+// checkKafkaTopicMapping: sink.topic sends every record to one topic, so a mapping would
+// never be consulted (Flink CDC ignores it then).
+func checkKafkaTopicMapping(l *loader) {
+	if l.def.Sink.IsKafka() && l.def.Sink.Topic != "" && l.isSet("sink.sink.tableId-to-topic.mapping") && l.usable("sink.sink.tableId-to-topic.mapping") {
+		l.at("sink.sink.tableId-to-topic.mapping", "has no effect: sink.topic sends every record to that one topic; remove one of them")
+	}
+}
+
+// checkKafkaIncludeSchema refuses debezium-json.include-schema.enabled: true, whose Kafka
+// Connect schema part (nullability, defaults and comments of every column) ingest does not
+// write yet.
+func checkKafkaIncludeSchema(l *loader) {
+	if l.def.Sink.IsKafka() && l.def.Sink.Kafka.IncludeSchema && l.usable("sink.debezium-json.include-schema.enabled") {
+		l.at("sink.debezium-json.include-schema.enabled", "true is not supported yet: ingest writes the debezium-json payload without its schema part; remove it or set false")
+	}
+}
+
+// checkAliyunMappedTopics checks the topics of sink.tableId-to-topic.mapping (type kafka)
+// against ApsaraMQ's rules. A table no entry matches goes to its table id, which ingest
+// plan checks online.
+func checkAliyunMappedTopics(l *loader) {
+	const p = "sink.sink.tableId-to-topic.mapping"
+	if l.def.IsSecret(p) {
+		return
+	}
+	for _, m := range l.def.Sink.Kafka.TopicMapping {
+		if msg := apsaraTopicProblem(m.Topic, true); msg != "" {
+			l.at(p, "topic %q: %s", m.Topic, msg)
+		}
+	}
 }

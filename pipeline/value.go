@@ -302,3 +302,49 @@ func (v chunkKeysValue) get() string {
 	}
 	return strings.Join(parts, ";")
 }
+
+// topicMappingValue is sink.tableId-to-topic.mapping: selector:topic entries separated by
+// ';', each selector in the syntax of source.tables (Flink CDC splits on ';' and then on
+// ':', which must give exactly two parts).
+type topicMappingValue struct{ p *[]TopicMapping }
+
+func (v topicMappingValue) set(s string) error {
+	var ms []TopicMapping
+	for entry := range strings.SplitSeq(s, ";") {
+		if strings.TrimSpace(entry) == "" {
+			continue
+		}
+		parts := strings.Split(entry, ":")
+		if len(parts) != 2 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" {
+			return errors.New("must be table-pattern:topic entries separated by ';', such as app.orders:orders;app.items_\\.*:items")
+		}
+		sel, err := route.ParseSelector(strings.TrimSpace(parts[0]))
+		if err != nil {
+			return fmt.Errorf("table pattern %q: %w", strings.TrimSpace(parts[0]), err)
+		}
+		ms = append(ms, TopicMapping{Tables: sel, Topic: parts[1]}) // the topic as written, as in Flink CDC
+	}
+	*v.p = ms
+	return nil
+}
+
+func (v topicMappingValue) get() string {
+	parts := make([]string, len(*v.p))
+	for i, m := range *v.p {
+		parts[i] = m.Tables.String() + ":" + m.Topic
+	}
+	return strings.Join(parts, ";")
+}
+
+// valueFormatValue is value.format: the formats of Flink CDC's Kafka sink, with a clear
+// refusal of Realtime Compute's canal-protobuf.
+type valueFormatValue struct{ p *ValueFormat }
+
+func (v valueFormatValue) set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "canal-protobuf") {
+		return errors.New("canal-protobuf is a Realtime Compute format that ingest does not write; use debezium-json or canal-json")
+	}
+	return enum(v.p, ValueDebeziumJSON, ValueCanalJSON).set(s)
+}
+
+func (v valueFormatValue) get() string { return v.p.String() }

@@ -15,6 +15,7 @@ import (
 	"github.com/ingestkit/ingest/aliyun"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/route"
+	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/upsert"
 )
 
@@ -49,7 +50,7 @@ func apsaraTopicManager(def *pipeline.Definition, log *slog.Logger) (*aliyun.Top
 		InstanceID:      a.InstanceID,
 		Endpoint:        a.Endpoint,
 		RegionID:        a.RegionID,
-		CompactTopics:   true,
+		CompactTopics:   !def.Sink.IsKafka(), // change-event topics keep their history
 		Logger:          log,
 	}
 	if aliyunTestHook != nil {
@@ -207,7 +208,7 @@ func mayRefuseCompaction(err error) bool {
 // addApsaraTopics is addTopics for ApsaraMQ: it checks the routed topic
 // names against ApsaraMQ's rules, each bad one a problem that names the
 // route to add, and lists the instance's topics through the OpenAPI.
-func (rep *Report) addApsaraTopics(ctx context.Context, def *pipeline.Definition, want map[string]bool, dir string) error {
+func (rep *Report) addApsaraTopics(ctx context.Context, def *pipeline.Definition, want map[string]bool, dir string, sec state.Secrets) error {
 	names := make([]string, 0, len(want))
 	for t := range want {
 		names = append(names, t)
@@ -246,7 +247,7 @@ func (rep *Report) addApsaraTopics(ctx context.Context, def *pipeline.Definition
 	for name, info := range existing {
 		counts[name] = int32(info.Partitions)
 	}
-	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir)
+	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir, sec)
 	if len(rep.TopicsToCreate) > 0 && !def.Sink.TopicAutoCreate {
 		rep.Problems = append(rep.Problems, "error: topics missing and sink.topic.auto-create is false: "+
 			strings.Join(rep.TopicsToCreate, ", ")+"; create them in the ApsaraMQ console or turn auto-create on")

@@ -313,7 +313,7 @@ func TestPlanApsaraTopics(t *testing.T) {
 		{Table: "app.bad.name", Topics: []string{"app_bad.name"}},
 		{Table: "other.t", Topics: []string{"other.t"}},
 	}}
-	if err := rep.addTopics(context.Background(), def, t.TempDir()); err != nil {
+	if err := rep.addTopics(context.Background(), def, t.TempDir(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(rep.TopicsToCreate, ","); got != "app_items" {
@@ -332,14 +332,14 @@ func TestPlanApsaraTopics(t *testing.T) {
 	// auto-create off: the missing topics are a problem; a failed call is reported scrubbed.
 	def.Sink.TopicAutoCreate = false
 	rep.Problems, rep.TopicsToCreate = []string{}, []string{}
-	if err := rep.addTopics(context.Background(), def, t.TempDir()); err != nil {
+	if err := rep.addTopics(context.Background(), def, t.TempDir(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if last := rep.Problems[len(rep.Problems)-1]; !strings.Contains(last, "auto-create is false: app_items") {
 		t.Errorf("problems:\n%s", strings.Join(rep.Problems, "\n"))
 	}
 	srv.Inject("GetTopicList", 1, aliyuntest.SignatureMismatch())
-	err := rep.addTopics(context.Background(), def, t.TempDir())
+	err := rep.addTopics(context.Background(), def, t.TempDir(), nil)
 	if err == nil || !strings.Contains(err.Error(), "SignatureDoesNotMatch") || strings.Contains(err.Error(), aliyuntest.AccessKeyID) {
 		t.Errorf("failed listing: %v", err)
 	}

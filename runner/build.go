@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ingestkit/ingest/cdc"
@@ -23,6 +24,10 @@ type routing struct {
 	filter *route.Filter
 	table  *route.Table
 	keys   *route.KeyOverrides
+	// kafka is the sink block of type kafka, nil for upsert-kafka: its topics come from
+	// targets (kafka.go).
+	kafka   *pipeline.Sink
+	targetc sync.Map // change.TableID → []upsert.Target
 }
 
 func newRouting(def *pipeline.Definition) (*routing, error) {
@@ -34,7 +39,11 @@ func newRouting(def *pipeline.Definition) (*routing, error) {
 	for i, r := range def.Routes {
 		rules[i] = route.Rule{SourceTable: r.SourceTable, SinkTable: r.SinkTable, ReplaceSymbol: r.ReplaceSymbol, Description: r.Description}
 	}
-	table, err := route.NewTable(rules, def.Pipeline.RouteMode, def.Sink.Topic)
+	topic := def.Sink.Topic
+	if def.Sink.IsKafka() {
+		topic = "" // the routed table ids are still needed: targets applies sink.topic
+	}
+	table, err := route.NewTable(rules, def.Pipeline.RouteMode, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -46,11 +55,20 @@ func newRouting(def *pipeline.Definition) (*routing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &routing{filter: filter, table: table, keys: keys}, nil
+	rt := &routing{filter: filter, table: table, keys: keys}
+	if def.Sink.IsKafka() {
+		rt.kafka = &def.Sink
+	}
+	return rt, nil
 }
 
 // topics returns the topics of a table.
-func (r *routing) topics(id change.TableID) []string { return r.table.Topics(id.DB, id.Table) }
+func (r *routing) topics(id change.TableID) []string {
+	if r.kafka != nil {
+		return targetTopics(r.targets(id))
+	}
+	return r.table.Topics(id.DB, id.Table)
+}
 
 // sourceAddr is the source's host:port.
 func sourceAddr(def *pipeline.Definition) string {
@@ -145,6 +163,9 @@ func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.
 	headers := make([]upsert.Header, len(s.CustomHeaders))
 	for i, h := range s.CustomHeaders {
 		headers[i] = upsert.Header{Key: h.Key, Value: h.Value}
+	}
+	if s.IsKafka() {
+		return kafkaSinkConfig(def, r, p, g, headers, log)
 	}
 	cfg := upsert.Config{
 		Pipeline: def.Pipeline.Name, Properties: p, Guarantee: g,

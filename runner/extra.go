@@ -4,50 +4,117 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/schemachange"
 	"github.com/ingestkit/ingest/state"
+	"github.com/ingestkit/ingest/upsert"
 )
 
-// extra is what a checkpoint carries besides the position: the snapshot progress, the
-// source's schema history and the written shapes of schema.change.behavior. It travels through the sink as the opaque Input.Progress (into
-// the state topic with exactly-once) and lands in the local store's fields.
-type extra struct {
+// A checkpoint carries, besides the position, the snapshot progress and the source's schema
+// history, as the parts of an upsert.State: the progress without its chunks (small: the
+// flags and watermarks of the whole snapshot), each finished chunk on its own, and the
+// history. The sink and the local store write each part only when it changed, so no
+// record or file rewritten per transaction grows with the number of chunks.
+
+// chunkParts encodes the chunks of the snapshot progress, each once: the progress of a
+// run only ever grows at its end (chunks are recorded in the order they are emitted).
+type chunkParts struct {
+	enc [][]byte
+}
+
+// parts splits p into the progress without its chunks and the chunks' encodings.
+func (c *chunkParts) parts(p *snapshot.Progress) (head []byte, chunks [][]byte, err error) {
+	if len(p.Chunks) < len(c.enc) {
+		c.enc = c.enc[:len(p.Chunks)] // not a run's own progress: encode it afresh
+	}
+	for i := len(c.enc); i < len(p.Chunks); i++ {
+		b, err := json.Marshal(p.Chunks[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		c.enc = append(c.enc, b)
+	}
+	rest := *p
+	rest.Chunks = nil
+	if head, err = json.Marshal(rest); err != nil {
+		return nil, nil, err
+	}
+	n := len(p.Chunks)
+	return head, c.enc[:n:n], nil
+}
+
+// progressOf joins the parts of a stored progress; nil when none is stored. A progress
+// stored whole (by an earlier version) holds its chunks itself.
+func progressOf(head []byte, chunks [][]byte) (*snapshot.Progress, error) {
+	if len(head) == 0 {
+		return nil, nil
+	}
+	var p snapshot.Progress
+	if err := json.Unmarshal(head, &p); err != nil {
+		return nil, fmt.Errorf("stored snapshot progress: %w", err)
+	}
+	for i, b := range chunks {
+		var d snapshot.DoneChunk
+		if err := json.Unmarshal(b, &d); err != nil {
+			return nil, fmt.Errorf("stored snapshot chunk %d: %w", i, err)
+		}
+		p.Chunks = append(p.Chunks, d)
+	}
+	return &p, nil
+}
+
+// legacyExtra is the progress of a version-1 exactly-once state record: the snapshot
+// progress (whole) and the schema history.
+type legacyExtra struct {
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 	Schema   json.RawMessage `json:"schema,omitempty"`
 	Shapes   json.RawMessage `json:"shapes,omitempty"`
 }
 
-func decodeExtra(b []byte) (extra, error) {
-	var e extra
-	if len(b) == 0 {
-		return e, nil
+// checkpointOf turns a checkpoint of the sink (acknowledged, or read from the state topic)
+// into the local store's form.
+func checkpointOf(cp upsert.Checkpoint) (state.Checkpoint, error) {
+	s := cp.State
+	if s.Legacy != nil {
+		var e legacyExtra
+		if err := json.Unmarshal(s.Legacy, &e); err != nil {
+			return state.Checkpoint{}, fmt.Errorf("stored checkpoint (version 1): %w", err)
+		}
+		return state.Checkpoint{Position: string(cp.Position), Snapshot: e.Snapshot, Schema: e.Schema, Shapes: e.Shapes}, nil
 	}
-	if err := json.Unmarshal(b, &e); err != nil {
-		return e, fmt.Errorf("stored checkpoint: %w", err)
+	schema := s.Schema
+	if schema == nil && len(s.SchemaParts) > 0 { // read from the state topic
+		parts := make([]cdc.HistoryPart, len(s.SchemaParts))
+		for i, p := range s.SchemaParts {
+			parts[i] = cdc.HistoryPart{Key: p.Key, Value: p.Value}
+		}
+		schema = cdc.JoinHistory(parts)
 	}
-	return e, nil
+	return state.Checkpoint{Position: string(cp.Position), Snapshot: s.Snapshot, Chunks: s.Chunks, Schema: schema, Shapes: s.Shapes}, nil
 }
 
-// extraCache encodes extras, reusing the last encoding while no part changed: the history
-// and the written shapes are the same slices until a DDL changes them, and the snapshot
-// progress is nil once the hand-off is over, so a stream of transactions costs no encoding
-// at all.
-type extraCache struct {
-	snapshot, schema, shapes []byte
-	enc                      []byte
+// historyParts splits the schema history into the parts the sink stores (one per table),
+// again only when the history changed: it is the same slice until a DDL changes it.
+type historyParts struct {
+	of    []byte
+	parts []upsert.Part
 }
 
-func (c *extraCache) encode(snapshot, schema, shapes []byte) ([]byte, error) {
-	if c.enc != nil && sameSlice(snapshot, c.snapshot) && sameSlice(schema, c.schema) && sameSlice(shapes, c.shapes) {
-		return c.enc, nil
+func (h *historyParts) split(history []byte) ([]upsert.Part, error) {
+	if h.of != nil && sameSlice(history, h.of) {
+		return h.parts, nil
 	}
-	enc, err := json.Marshal(extra{Snapshot: snapshot, Schema: schema, Shapes: shapes})
+	parts, err := cdc.SplitHistory(history)
 	if err != nil {
 		return nil, err
 	}
-	c.snapshot, c.schema, c.shapes, c.enc = snapshot, schema, shapes, enc
-	return enc, nil
+	h.of, h.parts = history, make([]upsert.Part, len(parts))
+	for i, p := range parts {
+		h.parts[i] = upsert.Part{Key: p.Key, Value: p.Value}
+	}
+	return h.parts, nil
 }
 
 // sameSlice reports whether a and b are the same bytes in memory (or both empty).
@@ -56,15 +123,6 @@ func sameSlice(a, b []byte) bool {
 		return len(a) == len(b)
 	}
 	return len(a) == len(b) && &a[0] == &b[0]
-}
-
-// checkpointOf turns what the sink acknowledged into the local store's form.
-func checkpointOf(position, progress []byte) (state.Checkpoint, error) {
-	e, err := decodeExtra(progress)
-	if err != nil {
-		return state.Checkpoint{}, err
-	}
-	return state.Checkpoint{Position: string(position), Snapshot: e.Snapshot, Schema: e.Schema, Shapes: e.Shapes}, nil
 }
 
 // newShapes returns the mapper of the pipeline's schema.change.behavior, resuming the
@@ -89,4 +147,12 @@ func shapesMode(b pipeline.SchemaChangeBehavior) schemachange.Mode {
 		return schemachange.Exception
 	}
 	return schemachange.Evolve
+}
+
+// schemaState sets the schema history of st, whole and in parts.
+func (r *run) schemaState(st *upsert.State) error {
+	st.Schema = r.source.SchemaHistory()
+	var err error
+	st.SchemaParts, err = r.history.split(st.Schema)
+	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/state"
+	"github.com/ingestkit/ingest/upsert"
 )
 
 // phases is where a run starts and what it does: an initial snapshot (fresh or resumed),
@@ -37,16 +38,19 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 		ph.from = pos
 		ph.schema = stored.Schema
 	}
-	if stored != nil && len(stored.Snapshot) > 0 {
-		var p snapshot.Progress
-		if err := json.Unmarshal(stored.Snapshot, &p); err != nil {
-			return nil, fmt.Errorf("state %s: stored snapshot progress: %w", r.store.Dir(), err)
+	if stored != nil {
+		p, err := progressOf(stored.Snapshot, stored.Chunks)
+		if err != nil {
+			return nil, fmt.Errorf("state %s: %w", r.store.Dir(), err)
 		}
-		p, migrated := p.Migrated()
-		if migrated != "" {
-			r.log.Warn(migrated, "state", r.store.Dir())
+		if p != nil {
+			q, migrated := p.Migrated()
+			if migrated != "" {
+				r.log.Warn(migrated, "state", r.store.Dir())
+			}
+			p = &q
 		}
-		ph.progress = &p
+		ph.progress = p
 	}
 	wantSnap := r.def.Source.StartupMode == pipeline.StartupInitial || r.def.Source.StartupMode == pipeline.StartupSnapshot
 	switch {
@@ -130,9 +134,10 @@ func (r *run) snapshotConfig(resume *snapshot.Progress) snapshot.Config {
 }
 
 // begin stores the snapshot's starting progress before any chunk is read, so that a crash
-// before the first stored chunk still resumes with tombstones for keys deleted meanwhile.
+// before the first stored chunk still resumes with tombstones for keys deleted meanwhile;
+// in the state topic too, should the state directory be lost with the crash.
 // With exactly-once nothing uncommitted is visible, so there is nothing to store.
-func (r *run) begin(ctx context.Context, ph *phases) error {
+func (r *run) begin(ctx context.Context, ph *phases, sink *upsert.Sink) error {
 	if !ph.runSnap || ph.progress != nil || r.exactlyOnce() {
 		return nil
 	}
@@ -144,7 +149,10 @@ func (r *run) begin(ctx context.Context, ph *phases) error {
 	if err != nil {
 		return err
 	}
-	return r.store.Save(state.Checkpoint{Snapshot: b})
+	if err := r.store.Save(state.Checkpoint{Snapshot: b}); err != nil {
+		return err
+	}
+	return sink.StoreState(ctx, upsert.Checkpoint{State: upsert.State{Snapshot: b}})
 }
 
 // phasePipe carries the producer's output to the forwarder: the snapshot's batches, then

@@ -37,6 +37,7 @@ type Report struct {
 	Warnings       []string       `json:"warnings"`
 
 	unreachable bool // the source could not be connected to: its other checks are left out
+	changeLog   bool // type kafka: topics are created with cleanup.policy=delete (kafka.go)
 }
 
 // PlannedTable is one matched table.
@@ -75,10 +76,11 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 		rep.Problems = append(rep.Problems, "error: tables: "+err.Error())
 	}
 	rep.addCollisions(rt)
-	if err := rep.addTopics(ctx, def, opts.StateDir); err != nil {
+	if err := rep.addTopics(ctx, def, opts.StateDir, stateSecrets(opts.Scrubber)); err != nil {
 		rep.Problems = append(rep.Problems, "error: kafka: "+err.Error())
 	}
 	rep.addCapture(def, opts.StateDir)
+	rep.Start = startWithKafka(ctx, def, opts, rep.Start)
 	return rep, nil
 }
 
@@ -196,7 +198,8 @@ func (rep *Report) addCollisions(rt *routing) {
 
 // addTopics lists the cluster's topics, notes the missing ones and checks the partition
 // counts of the existing ones (against the state directory dir).
-func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir string) error {
+func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir string, sec state.Secrets) error {
+	rep.changeLog = def.Sink.IsKafka()
 	want := map[string]bool{}
 	for _, t := range rep.Tables {
 		for _, topic := range t.Topics {
@@ -207,7 +210,7 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir 
 		return nil
 	}
 	if def.Sink.Aliyun.Enabled() {
-		return rep.addApsaraTopics(ctx, def, want, dir)
+		return rep.addApsaraTopics(ctx, def, want, dir, sec)
 	}
 	p, err := upsert.ParseProperties(secrets.RevealMap(def.Sink.Properties))
 	if err != nil {
@@ -234,10 +237,10 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir 
 			counts[name] = int32(len(d.Partitions))
 		}
 	}
-	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir)
+	rep.checkPartitions(counts, want, int32(def.Sink.TopicPartitions), dir, sec)
 	if len(rep.TopicsToCreate) > 0 && !def.Sink.TopicAutoCreate {
 		rep.Problems = append(rep.Problems, "error: topics missing and sink.topic.auto-create is false: "+
-			strings.Join(rep.TopicsToCreate, ", ")+"; create them (compacted) or turn auto-create on")
+			strings.Join(rep.TopicsToCreate, ", ")+"; create them ("+rep.topicKind()+") or turn auto-create on")
 	}
 	return nil
 }
@@ -246,8 +249,8 @@ func (rep *Report) addTopics(ctx context.Context, def *pipeline.Definition, dir 
 // whose count differs from the one recorded in the state directory dir, as apply refuses
 // it before its first record: the topics the pipeline writes to (want), also against
 // sink.topic.partitions (configured, 0 when not set), and every recorded one.
-func (rep *Report) checkPartitions(counts map[string]int32, want map[string]bool, configured int32, dir string) {
-	recorded, err := state.PeekPartitions(dir)
+func (rep *Report) checkPartitions(counts map[string]int32, want map[string]bool, configured int32, dir string, sec state.Secrets) {
+	recorded, err := state.PeekPartitions(dir, sec)
 	if err != nil {
 		rep.Problems = append(rep.Problems, "error: state: "+err.Error())
 		return
@@ -330,7 +333,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Capture)
 		}
 	}
-	b.WriteString("Topics to create (compacted):")
+	b.WriteString("Topics to create (" + rep.topicKind() + "):")
 	if len(rep.TopicsToCreate) == 0 {
 		b.WriteString(" none")
 	}

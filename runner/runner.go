@@ -42,13 +42,17 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// Display shows the progress (default: log lines every 30s).
 	Display progress.Display
-	// SaveEvery bounds how often the local store writes a checkpoint (default 200ms); the
-	// last one is always written when the run stops.
+	// SaveEvery bounds how often the local store, and at-least-once the state topic, are
+	// written a checkpoint (default 200ms); the last one is always written when the run
+	// stops.
 	SaveEvery time.Duration
 	// Scrubber, when set, knows the pipeline's secret values: they are masked in metrics
 	// labels and kept out of the state directory (hashed in its identity, replaced by
 	// their placeholders in its checkpoint). The logger is expected to scrub on its own.
 	Scrubber *secrets.Scrubber
+	// ResetState deletes the pipeline's stored state, in the state directory and in Kafka's
+	// state topic, before the run starts (--reset-state): it then starts as a first run.
+	ResetState bool
 }
 
 // DefaultStateDir is the state directory of a pipeline when --state is not given.
@@ -186,18 +190,22 @@ type run struct {
 	m      *metrics.Metrics
 	routes *routing
 	store  *state.Store
+	id     state.Identity
 	src    cdc.Config
 	snk    upsert.Config
 
-	phases  *phases
-	capture *captureSet          // the captured set, with a snapshot (initial and snapshot modes); nil otherwise
-	running bool                 // this run got past its start: its failures may be restarted
-	source  *cdc.Source          // set by produce before the stream's first batch; then read by forward
-	extras  extraCache           // owned by forward
-	shapes  *schemachange.Mapper // schema.change.behavior; owned by forward
-	warned  map[string]bool      // the source checks whose warning was logged (preflight)
-	display progress.Display
-	status  status
+	phases        *phases
+	capture       *captureSet          // the captured set, with a snapshot (initial and snapshot modes); nil otherwise
+	running       bool                 // this run got past its start: its failures may be restarted
+	source        *cdc.Source          // set by produce before the stream's first batch; then read by forward
+	chunks        chunkParts           // owned by forward
+	history       historyParts         // owned by forward
+	handoff       *upsert.State        // the state stored while the hand-off filters; owned by forward
+	handoffTables []byte               // the encoded captured set that handoff holds; owned by forward
+	shapes        *schemachange.Mapper // schema.change.behavior; owned by forward
+	warned        map[string]bool      // the source checks whose warning was logged (preflight)
+	display       progress.Display
+	status        status
 
 	mu      sync.Mutex
 	pending *upsert.Checkpoint // the last acknowledged checkpoint not yet saved
@@ -232,12 +240,16 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 		return nil, err
 	}
 	r.snk.Acked = r.acked
+	r.snk.StateInterval = opts.SaveEvery
 	r.snk.Written = (&written{m: r.m, count: &r.status.records}).observe
-	id := state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
+	r.id = state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
+	if r.snk.Identity, err = json.Marshal(kafkaIdentity(r.id, opts.Scrubber)); err != nil {
+		return nil, err
+	}
 	if opts.Scrubber != nil {
 		r.m.ScrubLabels(opts.Scrubber.Scrub)
 	}
-	if r.store, err = state.OpenSecret(opts.StateDir, id, stateSecrets(opts.Scrubber)); err != nil {
+	if r.store, err = state.OpenSecret(opts.StateDir, r.id, stateSecrets(opts.Scrubber)); err != nil {
 		return nil, err
 	}
 	r.snk.Ledger = r.store // partition counts are part of the data's layout (upsert/layout.go)
@@ -284,7 +296,7 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.stopAt(ctx, ph); err != nil {
 		return err
 	}
-	if err := r.begin(ctx, ph); err != nil {
+	if err := r.begin(ctx, ph, sink); err != nil {
 		return err
 	}
 	r.phases, r.running = ph, true
@@ -352,24 +364,26 @@ func (r *run) sinkContext(ctx context.Context, sinkDone <-chan struct{}) (contex
 }
 
 // startCheckpoint returns the stored checkpoint: from Kafka with exactly-once (the sink's
-// Start fences any zombie and reads it with read_committed), else from the local store.
+// Start fences any zombie and reads it with read_committed), else from the local store,
+// or from Kafka's copy when the state directory has none (see resumeState).
 func (r *run) startCheckpoint(ctx context.Context, sink *upsert.Sink) (*state.Checkpoint, error) {
-	cp, err := sink.Start(ctx)
+	kafka, err := sink.Start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if r.exactlyOnce() {
-		if cp == nil || (len(cp.Position) == 0 && len(cp.Progress) == 0) {
-			return nil, nil
+	if r.opts.ResetState {
+		return nil, r.resetState(ctx, sink)
+	}
+	if err := r.checkStoredIdentity(sink.StoredIdentity()); err != nil {
+		return nil, err
+	}
+	var local *state.Checkpoint
+	if !r.exactlyOnce() {
+		if local, err = r.store.Load(); err != nil {
+			return nil, err
 		}
-		stored, err := checkpointOf(cp.Position, cp.Progress)
-		return &stored, err
 	}
-	stored, err := r.store.Load()
-	if stored != nil {
-		r.log.Info("resuming from the stored state", "position", stored.Position, "snapshot", len(stored.Snapshot) > 0)
-	}
-	return stored, err
+	return r.resumeState(local, kafka)
 }
 
 // stopAt sets, with UntilCaughtUp, the position where the stream stops: the server's
@@ -438,7 +452,9 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 				if err != nil {
 					return err
 				}
-				if in.Progress, err = r.extras.encode(captured, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
+				in.State.Snapshot = captured
+				in.State.Shapes = r.shapes.Encode()
+				if err := r.schemaState(&in.State); err != nil {
 					return err
 				}
 			}
@@ -503,11 +519,8 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 	if err != nil {
 		return upsert.Input{}, err
 	}
-	js, err := json.Marshal(p)
+	head, chunks, err := r.chunks.parts(&p)
 	if err != nil {
-		return upsert.Input{}, err
-	}
-	if js, err = json.Marshal(extra{Snapshot: js, Shapes: r.shapes.Encode()}); err != nil {
 		return upsert.Input{}, err
 	}
 	b.Position = nil
@@ -522,32 +535,29 @@ func (r *run) chunkInput(b change.Batch) (upsert.Input, error) {
 			b.Position = []byte(pos.String())
 		}
 	}
-	return upsert.Input{Batch: b, Progress: js}, nil
+	return upsert.Input{Batch: b, State: upsert.State{Snapshot: head, Chunks: chunks, Shapes: r.shapes.Encode()}}, nil
 }
 
 // filterHeld filters a held stream transaction through the hand-off and returns its inputs,
 // and whether the hand-off is finished. Until the stream has passed every chunk's high
 // watermark, the finished snapshot progress is stored with each position, so that a restart
-// filters the same way.
+// filters the same way: its parts are encoded once (the snapshot is over, its progress no
+// longer changes), and the sink writes only the position and a changed schema history.
 func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change.Batch) ([]upsert.Input, bool, error) {
 	end := held[len(held)-1]
-	pos, err := cdc.ParsePosition(string(end.Position))
+	pos, err := streamPosition(end)
 	if err != nil {
-		return nil, false, fmt.Errorf("stream position %q: %w", end.Position, err)
+		return nil, false, err
 	}
 	done := h.Done(pos)
-	var progress []byte
+	var st upsert.State
 	if !done {
-		p := r.phases.snap.Progress()
-		if r.capture != nil {
-			p.Tables = r.capture.list() // with the tables captured from their CREATE TABLE
-		}
-		if progress, err = json.Marshal(p); err != nil {
+		if st, err = r.handoffState(); err != nil {
 			return nil, false, err
 		}
 	} else {
 		r.log.Info("the binlog stream has passed the snapshot; hand-off finished", "position", pos.String())
-		if progress, err = r.capturedProgress(); err != nil {
+		if st.Snapshot, err = r.capturedProgress(); err != nil {
 			return nil, false, err
 		}
 	}
@@ -562,9 +572,11 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 		}
 		inputs[i] = upsert.Input{Batch: kept}
 	}
-	if inputs[len(inputs)-1].Progress, err = r.extras.encode(progress, r.source.SchemaHistory(), r.shapes.Encode()); err != nil {
+	if err := r.schemaState(&st); err != nil {
 		return nil, false, err
 	}
+	st.Shapes = r.shapes.Encode()
+	inputs[len(inputs)-1].State = st
 	return inputs, done, nil
 }
 
@@ -575,6 +587,44 @@ func (r *run) capturedProgress() ([]byte, error) {
 		return nil, nil
 	}
 	return r.capture.encoded()
+}
+
+// streamPosition is the position of a stream transaction's End batch: the source's typed
+// one, parsed from the text only when the source gave none.
+func streamPosition(end change.Batch) (cdc.Position, error) {
+	if pos, ok := end.Mark.(cdc.Position); ok {
+		return pos, nil
+	}
+	pos, err := cdc.ParsePosition(string(end.Position))
+	if err != nil {
+		return cdc.Position{}, fmt.Errorf("stream position %q: %w", end.Position, err)
+	}
+	return pos, nil
+}
+
+// handoffState is the state stored with the positions of the hand-off: the finished
+// snapshot's progress, split into its parts once (again only when a table joins the
+// captured set).
+func (r *run) handoffState() (upsert.State, error) {
+	var tables []byte
+	if r.capture != nil {
+		var err error
+		if tables, err = r.capture.encoded(); err != nil {
+			return upsert.State{}, err
+		}
+	}
+	if r.handoff == nil || !sameSlice(tables, r.handoffTables) {
+		p := r.phases.snap.Progress()
+		if r.capture != nil {
+			p.Tables = r.capture.list() // with the tables captured from their CREATE TABLE
+		}
+		head, chunks, err := r.chunks.parts(&p)
+		if err != nil {
+			return upsert.State{}, err
+		}
+		r.handoff, r.handoffTables = &upsert.State{Snapshot: head, Chunks: chunks}, tables
+	}
+	return *r.handoff, nil
 }
 
 // acked is the sink's report of an acknowledged (or committed) checkpoint.
@@ -616,7 +666,7 @@ func (r *run) saveLast() error {
 	if cp == nil {
 		return nil
 	}
-	stored, err := checkpointOf(cp.Position, cp.Progress)
+	stored, err := checkpointOf(*cp)
 	if err == nil {
 		err = r.store.Save(stored)
 	}

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -249,19 +250,39 @@ func TestApplySnapshotThenStream(t *testing.T) {
 // the row written before the DDL with the shape of its time (TINYINT(1), a boolean) thanks to
 // the schema history stored with the position, and the row written after it as an INT.
 func TestApplyKeepsSchemaHistory(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, flag TINYINT(1))")
-	def := definition(t, name, "", "")
-	topic := name + ".t"
-	t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
-	stateDir := t.TempDir()
-	applyUntilCaughtUp(t, def, stateDir) // empty table: the snapshot, then a stored position
+	tests := []struct {
+		name      string
+		sinkExtra string
+		deleteDir bool // the state directory is deleted between the runs: the history comes from Kafka
+	}{
+		{"at-least-once", "", false},
+		{"at-least-once, state directory deleted", "", true},
+		{"exactly-once", "  sink.delivery-guarantee: exactly-once", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, flag TINYINT(1))")
+			def := definition(t, name, "", tc.sinkExtra)
+			topic := name + ".t"
+			t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
+			stateDir := t.TempDir()
+			applyUntilCaughtUp(t, def, stateDir) // empty table: the snapshot, then a stored position
 
-	testenv.Exec(t, db, "INSERT INTO t VALUES (1, 1)", "ALTER TABLE t MODIFY flag INT", "INSERT INTO t VALUES (2, 5)")
-	applyUntilCaughtUp(t, def, stateDir)
-	want := map[string]string{`{"id":1}`: `{"id":1,"flag":true}`, `{"id":2}`: `{"id":2,"flag":5}`}
-	if got := materialize(consumeAll(t, topic)); !maps.Equal(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
+			testenv.Exec(t, db, "INSERT INTO t VALUES (1, 1)", "ALTER TABLE t MODIFY flag INT", "INSERT INTO t VALUES (2, 5)")
+			if tc.deleteDir {
+				if err := os.RemoveAll(stateDir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			applyUntilCaughtUp(t, def, stateDir)
+			want := map[string]string{`{"id":1}`: `{"id":1,"flag":true}`, `{"id":2}`: `{"id":2,"flag":5}`}
+			got := map[string]string{}
+			readTopic(t, topic, func(r *kgo.Record) { got[string(r.Key)] = string(r.Value) })
+			if !maps.Equal(got, want) {
+				t.Fatalf("got %v, want %v", got, want)
+			}
+		})
 	}
 }
 

@@ -51,9 +51,15 @@ func TestAllTypesSameBytes(t *testing.T) {
 			t.Cleanup(func() {
 				_, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), snapTopic, binlogTopic)
 			})
-			applyUntilCaughtUp(t, definition(t, name, "", fmt.Sprintf(sink, snapTopic)), t.TempDir())
-			applyUntilCaughtUp(t, definition(t, name, "  scan.startup.mode: specific-offset\n  scan.startup.specific-offset.gtid-set: "+start,
-				fmt.Sprintf(sink, binlogTopic)), t.TempDir())
+			// Two pipelines, each named for its run: a pipeline's state in Kafka is keyed by
+			// its name, and a fresh state directory resumes from it.
+			snapDef := definition(t, name, "", fmt.Sprintf(sink, snapTopic))
+			snapDef.Pipeline.Name = snapTopic
+			applyUntilCaughtUp(t, snapDef, t.TempDir())
+			binlogDef := definition(t, name, "  scan.startup.mode: specific-offset\n  scan.startup.specific-offset.gtid-set: "+start,
+				fmt.Sprintf(sink, binlogTopic))
+			binlogDef.Pipeline.Name = binlogTopic
+			applyUntilCaughtUp(t, binlogDef, t.TempDir())
 			snap, binlog := materialize(consumeAll(t, snapTopic)), materialize(consumeAll(t, binlogTopic))
 			if len(snap) != 7 {
 				t.Fatalf("snapshot wrote %d keys, want 7", len(snap))

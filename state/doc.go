@@ -8,6 +8,14 @@
 // stored as a salted SHA-256, and a checkpoint has each secret value replaced by its
 // placeholder, put back when it is read.
 //
-// Every write is atomic (write a temporary file, fsync, rename, fsync the directory), so a
-// crash or a full disk at any instant leaves the last good checkpoint in place.
+// A checkpoint is kept in parts, each written only when it changes: checkpoint.json (the
+// position, the snapshot progress without its chunks, how many chunks count), chunks.jsonl
+// (one finished chunk a line, appended; replaced only by a Store's first Save, or when a
+// new snapshot starts its chunks again) and schema.json (the schema history).
+// checkpoint.json is written last and says how many lines of chunks.jsonl are its own, so a
+// crash between the writes leaves a consistent checkpoint.
+//
+// Every file is replaced atomically (write a temporary file, fsync, rename, fsync the
+// directory) and appended lines are synced before checkpoint.json counts them, so a crash
+// or a full disk at any instant leaves the last good checkpoint in place.
 package state

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ const (
 	lockFile       = "lock"
 	identityFile   = "identity.json"
 	checkpointFile = "checkpoint.json"
+	chunksFile     = "chunks.jsonl"
+	schemaFile     = "schema.json"
 )
 
 // Identity is what a state directory belongs to. A checkpoint is only valid for the
@@ -42,9 +45,15 @@ type Identity struct {
 type Checkpoint struct {
 	// Position is the source position in the cdc package's text form.
 	Position string `json:"position"`
-	// Snapshot is the snapshot progress (finished chunks, watermarks), opaque here.
+	// Snapshot is the snapshot progress without its finished chunks, opaque here. (A
+	// checkpoint.json written before the chunks had their own file holds them in it.)
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
-	// Schema is the source's schema history at Position, opaque here.
+	// Chunks are the snapshot's finished chunks, one JSON value each, in order; a later
+	// checkpoint's Chunks extend an earlier one's. They are kept in chunks.jsonl, one a line,
+	// appended as they come; checkpoint.json says how many lines count.
+	Chunks [][]byte `json:"-"`
+	// Schema is the source's schema history at Position, opaque here. It is kept in
+	// schema.json, written only when it changes. (An older checkpoint.json holds it in it.)
 	Schema json.RawMessage `json:"schema,omitempty"`
 	// Shapes are the shapes the pipeline writes per table under schema.change.behavior
 	// LENIENT or IGNORE (schemachange.Mapper.Encode), opaque here.
@@ -53,12 +62,27 @@ type Checkpoint struct {
 	SavedAt time.Time `json:"saved_at"`
 }
 
+// stored is the JSON of checkpoint.json.
+type stored struct {
+	Checkpoint
+	// ChunkCount is how many lines of chunks.jsonl are the checkpoint's.
+	ChunkCount int `json:"chunks,omitempty"`
+	// SchemaFile is set when the schema history is in schema.json.
+	SchemaFile bool `json:"schema_file,omitempty"`
+}
+
 // Store is an open, locked state directory. It is not safe for concurrent use.
 type Store struct {
 	dir     string
 	lock    *os.File
 	secrets Secrets  // nil: none
 	id      Identity // as stored
+	// What this Store wrote: chunks.jsonl holds exactly the chunks lines of the last Save
+	// when chunksOK, and schema.json holds schema when schemaOK (both false until the
+	// first Save: a crash may have left more).
+	chunksOK, schemaOK bool
+	chunks             int
+	schema             []byte
 }
 
 // ErrLocked is returned by Open when another process holds the directory's lock.
@@ -184,24 +208,72 @@ func (s *Store) RecordServer(server string) error {
 func (s *Store) Dir() string { return s.dir }
 
 // Load returns the last stored checkpoint, or nil when there is none.
-func (s *Store) Load() (*Checkpoint, error) {
-	var cp Checkpoint
-	err := readJSONWith(filepath.Join(s.dir, checkpointFile), &cp, s.reveal)
+func (s *Store) Load() (*Checkpoint, error) { return load(s.dir, s.reveal) }
+
+// load reads the checkpoint of dir, with reveal applied to each stored document (the
+// secret values that Save replaced by placeholders put back).
+func load(dir string, reveal func([]byte) []byte) (*Checkpoint, error) {
+	var st stored
+	err := readJSONWith(filepath.Join(dir, checkpointFile), &st, reveal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	cp := st.Checkpoint
+	if st.ChunkCount > 0 {
+		if cp.Chunks, err = readLines(filepath.Join(dir, chunksFile), st.ChunkCount); err != nil {
+			return nil, err
+		}
+		for i, c := range cp.Chunks {
+			cp.Chunks[i] = reveal(c)
+		}
+	}
+	if st.SchemaFile {
+		path := filepath.Join(dir, schemaFile)
+		if cp.Schema, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("state %s is damaged (%v); restore it from a backup or remove the directory to start afresh", path, err)
+		}
+		cp.Schema = reveal(cp.Schema)
+	}
 	return &cp, nil
 }
 
+// readLines returns the first n lines of path (without their newlines).
+func readLines(path string, n int) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		lines := bytes.SplitN(b, []byte("\n"), n+1)
+		if len(lines) > n {
+			return lines[:n], nil
+		}
+		err = fmt.Errorf("%d lines, checkpoint.json counts %d", len(lines)-1, n)
+	}
+	return nil, fmt.Errorf("state %s is damaged (%v); restore it from a backup or remove the directory to start afresh", path, err)
+}
+
 // Save stores cp atomically. On error (a full disk, say) the previous checkpoint is intact.
+// It writes only what changed since the last Save: the chunks beyond the last ones are
+// appended to chunks.jsonl, schema.json is written when the history changed, and
+// checkpoint.json (position, the small rest of the progress, the chunk count) each time.
 func (s *Store) Save(cp Checkpoint) error {
 	if cp.SavedAt.IsZero() {
 		cp.SavedAt = time.Now().UTC()
 	}
-	return writeJSONWith(s.dir, checkpointFile, cp, s.hide)
+	st := stored{Checkpoint: cp, ChunkCount: len(cp.Chunks), SchemaFile: cp.Schema != nil}
+	st.Schema = nil
+	if err := s.saveChunks(cp.Chunks); err != nil {
+		return err
+	}
+	if cp.Schema != nil && (!s.schemaOK || !bytes.Equal(cp.Schema, s.schema)) {
+		s.schemaOK = false
+		if err := writeFile(s.dir, schemaFile, s.hide(cp.Schema)); err != nil {
+			return err
+		}
+		s.schema, s.schemaOK = cp.Schema, true
+	}
+	return writeJSONWith(s.dir, checkpointFile, st, s.hide)
 }
 
 // hide and reveal are the Secrets' HideJSON and RevealJSON, or the identity without them.
@@ -217,6 +289,84 @@ func (s *Store) reveal(b []byte) []byte {
 		return b
 	}
 	return s.secrets.RevealJSON(b)
+}
+
+// saveChunks makes the first lines of chunks.jsonl the chunks, before checkpoint.json
+// counts them: it appends the new ones when the file holds the earlier ones, and replaces
+// the file otherwise (the first Save of a Store, which does not know what a crash may have
+// left after the counted lines). No chunks leave the file as it is: checkpoint.json then
+// counts none of its lines, and the next chunks replace it.
+func (s *Store) saveChunks(chunks [][]byte) error {
+	switch {
+	case len(chunks) == 0:
+		s.chunksOK, s.chunks = false, 0
+		return nil
+	case s.chunksOK && len(chunks) == s.chunks:
+		return nil
+	case s.chunksOK && len(chunks) > s.chunks:
+		s.chunksOK = false
+		if err := appendLines(s.dir, chunksFile, s.hideAll(chunks[s.chunks:])); err != nil {
+			return err
+		}
+		s.chunksOK, s.chunks = true, len(chunks)
+		return nil
+	}
+	var b []byte
+	for _, c := range s.hideAll(chunks) {
+		b = append(append(b, c...), '\n')
+	}
+	s.chunksOK = false
+	if err := writeFile(s.dir, chunksFile, b); err != nil {
+		return err
+	}
+	s.chunksOK, s.chunks = true, len(chunks)
+	return nil
+}
+
+// hideAll returns the documents with s.hide applied to each.
+func (s *Store) hideAll(docs [][]byte) [][]byte {
+	if s.secrets == nil {
+		return docs
+	}
+	out := make([][]byte, len(docs))
+	for i, d := range docs {
+		out[i] = s.hide(d)
+	}
+	return out
+}
+
+// appendLines appends lines to dir/name and syncs it.
+func appendLines(dir, name string, lines [][]byte) error {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("state %s: write %s: %w", dir, name, err)
+	}
+	var b []byte
+	for _, l := range lines {
+		b = append(append(b, l...), '\n')
+	}
+	if _, err = f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("state %s: write %s: %w", dir, name, err)
+	}
+	return nil
+}
+
+// Reset removes the stored checkpoint (the identity and the lock stay): the pipeline
+// starts afresh.
+func (s *Store) Reset() error {
+	for _, name := range []string{checkpointFile, chunksFile, schemaFile} {
+		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("state %s: %w", s.dir, err)
+		}
+	}
+	s.chunksOK, s.schemaOK, s.chunks, s.schema = false, false, 0, nil
+	return syncDir(s.dir)
 }
 
 // Close releases the lock. It is safe to call more than once.
@@ -246,7 +396,7 @@ func readJSONWith(path string, v any, edit func([]byte) []byte) error {
 	return nil
 }
 
-// writeJSON replaces dir/name atomically: temporary file, fsync, rename, fsync of dir.
+// writeJSON replaces dir/name atomically with v's JSON and a newline.
 func writeJSON(dir, name string, v any) error {
 	return writeJSONWith(dir, name, v, func(b []byte) []byte { return b })
 }
@@ -258,12 +408,17 @@ func writeJSONWith(dir, name string, v any, edit func([]byte) []byte) error {
 		return fmt.Errorf("state %s: encode %s: %w", dir, name, err)
 	}
 	b = edit(b)
+	return writeFile(dir, name, append(b, '\n'))
+}
+
+// writeFile replaces dir/name atomically: temporary file, fsync, rename, fsync of dir.
+func writeFile(dir, name string, b []byte) error {
 	tmp, err := os.CreateTemp(dir, name+".tmp*")
 	if err != nil {
 		return fmt.Errorf("state %s: write %s: %w", dir, name, err)
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err = tmp.Write(append(b, '\n')); err == nil {
+	if _, err = tmp.Write(b); err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -294,21 +449,16 @@ func syncDir(dir string) error {
 // beside `apply`). It returns nil for what is not there.
 func Peek(dir string) (*Identity, *Checkpoint, error) {
 	var id Identity
-	var cp Checkpoint
 	idErr := readJSON(filepath.Join(dir, identityFile), &id)
-	cpErr := readJSON(filepath.Join(dir, checkpointFile), &cp)
-	for _, err := range []error{idErr, cpErr} {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, err
-		}
+	if idErr != nil && !errors.Is(idErr, fs.ErrNotExist) {
+		return nil, nil, idErr
 	}
-	var idp *Identity
-	var cpp *Checkpoint
-	if idErr == nil {
-		idp = &id
+	cp, err := load(dir, func(b []byte) []byte { return b })
+	if err != nil {
+		return nil, nil, err
 	}
-	if cpErr == nil {
-		cpp = &cp
+	if idErr != nil {
+		return nil, cp, nil
 	}
-	return idp, cpp, nil
+	return &id, cp, nil
 }

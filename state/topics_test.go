@@ -24,7 +24,7 @@ func TestPartitionsRoundTrip(t *testing.T) {
 	}
 	for name, read := range map[string]func() (map[string]int32, error){
 		"Partitions":     s.Partitions,
-		"PeekPartitions": func() (map[string]int32, error) { return PeekPartitions(dir) },
+		"PeekPartitions": func() (map[string]int32, error) { return PeekPartitions(dir, nil) },
 	} {
 		got, err := read()
 		if err != nil || !maps.Equal(got, want) {
@@ -41,7 +41,7 @@ func TestPartitionsDamaged(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, topicsFile), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := PeekPartitions(dir)
+	_, err := PeekPartitions(dir, nil)
 	if err == nil || !strings.Contains(err.Error(), "is damaged") {
 		t.Fatalf("PeekPartitions of a damaged file = %v, want the damaged-state error", err)
 	}

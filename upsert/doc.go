@@ -9,6 +9,11 @@
 //     and caches the pre-encoded column names of each schema; no reflection, no maps per row.
 //     Floats follow ECMAScript's Number::toString; strings are escaped as
 //     Jackson does, and invalid UTF-8 (which the source never hands over) becomes U+FFFD.
+//   - [EventEncoder] renders a change as the change event of Flink CDC's Kafka pipeline sink
+//     (sink type kafka): a debezium-json or canal-json value, a {"TableId":…} JSON or CSV key,
+//     one record per change (event.go, with Java's number forms in java.go and Jackson's CSV
+//     quoting in csv.go). Both encoders are a [Format], which is all the sink sees of them;
+//     [Target] names the topic and the (routed) table id of a table's records.
 //   - [Partitioner] is the Java client's default partitioner for keyed records
 //     (toPositive(murmur2(key)) % partitions), so ingest and a Java or Flink producer agree
 //     on the partition of every key. The sink holds each topic's partition count fixed: it
@@ -39,11 +44,26 @@
 // [ErrFenced] marks a writer that another took over.
 //
 // Exactly-once uses one transactional id per pipeline. Each Kafka transaction holds whole
-// source transactions plus one record in a compacted state topic (key: the pipeline name,
-// value: the position and the caller's snapshot progress), committed every
-// Config.TransactionInterval or TransactionMaxBytes. Every record's result is checked
+// source transactions plus the state records of the newest checkpoint in it, committed
+// every Config.TransactionInterval or TransactionMaxBytes. Every record's result is checked
 // before EndTransaction, because Kafka commits a transaction even when records in it
 // failed.
+//
+// # The state topic
+//
+// The compacted state topic (Config.StateTopic, default [DefaultStateTopic]) holds each
+// pipeline's checkpoint as small records, all in the partition of the pipeline's name
+// (PartitionFor(name)), keyed "<name>/<part>" and written only when they change
+// (statewrite.go): "position" ({"version":2,"position":...}, with every checkpoint),
+// "identity" (Config.Identity), "snapshot" (State.Snapshot), "chunk/<n>" (State.Chunks[n],
+// n zero-padded to 8 digits) and "schema/<key>" (each of State.SchemaParts); a part that is
+// gone is tombstoned. So no record grows with the chunk count, and a checkpoint costs the bytes of
+// what changed. Reading (state.go) takes the last committed value of every key of the
+// pipeline; a version-1 record (key "<name>", everything in one value) is returned as
+// State.Legacy and tombstoned by the next write. With exactly-once the records are in the
+// transactions; at-least-once (and none) writes them without a transaction, behind the
+// acknowledgements, at most every Config.StateInterval and when Run stops, in an order
+// (new parts, the position, tombstones) that leaves a state to resume from at every point.
 //
 // Run owns all mutable state of the writer in one goroutine; franz-go's promise callbacks
 // only count acknowledgements and record the first failure. No goroutine outlives Run.

@@ -342,8 +342,14 @@ func truncate(b []byte) []byte {
 }
 
 func (e *Encoder) appendTemporal(dst []byte, v change.Value) []byte {
+	return appendTemporal(dst, v, e.opts.Timestamps)
+}
+
+// appendTemporal appends a DATE, DATETIME, TIMESTAMP or TIME value as a JSON string in the
+// given standard (docs/output.md).
+func appendTemporal(dst []byte, v change.Value, std TimestampStandard) []byte {
 	sep := byte(' ')
-	if e.opts.Timestamps == TimestampISO8601 {
+	if std == TimestampISO8601 {
 		sep = 'T'
 	}
 	dst = append(dst, '"')

@@ -70,3 +70,36 @@ func (murmur2Partitioner) Partition(r *kgo.Record, n int) int {
 	}
 	return PartitionFor(r.Key, n)
 }
+
+// partitioner returns the sink's partitioner: murmur2 of the key over each topic's fixed
+// partition count (s.part), or with AllToZero (partition.strategy all-to-zero) partition 0
+// for every topic but the state topic, whose records stay keyed.
+func (s *Sink) partitioner() kgo.Partitioner {
+	if !s.cfg.AllToZero {
+		return s.part
+	}
+	return zeroPartitioner{state: s.cfg.StateTopic, keyed: s.part}
+}
+
+// zeroPartitioner sends every record to partition 0, as Flink CDC's all-to-zero strategy
+// does (it sets partition 0 on every record), except the records of the state topic.
+type zeroPartitioner struct {
+	state string
+	keyed kgo.Partitioner
+}
+
+// ForTopic returns the keyed partitioner for the state topic and partition 0 for the others.
+func (z zeroPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	if topic == z.state {
+		return z.keyed.ForTopic(topic)
+	}
+	return zeroTopicPartitioner{}
+}
+
+type zeroTopicPartitioner struct{}
+
+// RequiresConsistency is true: the partition never depends on which are available.
+func (zeroTopicPartitioner) RequiresConsistency(*kgo.Record) bool { return true }
+
+// Partition returns 0.
+func (zeroTopicPartitioner) Partition(*kgo.Record, int) int { return 0 }

@@ -44,12 +44,12 @@ func ParseGuarantee(s string) (Guarantee, error) {
 	return 0, fmt.Errorf("upsert: sink.delivery-guarantee: invalid value %q; valid: at-least-once, exactly-once, none", s)
 }
 
-// Input is one batch for the sink, with the caller's snapshot progress.
+// Input is one batch for the sink, with the caller's state.
 type Input struct {
 	change.Batch
-	// Progress is the snapshot progress to store with the batch's position (read only when
-	// End is set); it comes back in the [Checkpoint].
-	Progress []byte
+	// State is the state to store with the batch's position (read only when End is set);
+	// it comes back in the [Checkpoint].
+	State State
 }
 
 // Config configures a [Sink]. Zero values mean the defaults named on each field.
@@ -69,6 +69,17 @@ type Config struct {
 	Topics func(change.TableID) []string
 	// Encode are the encoding options.
 	Encode EncodeOptions
+	// Format, when set, encodes the changes instead of an [Encoder] with Encode: an
+	// [EventEncoder] for type kafka.
+	Format Format
+	// Targets, when set, returns the targets of a table (topic and the table id its records
+	// name) instead of Topics with the source table's id; Topics is then not used.
+	Targets func(change.TableID) []Target
+	// AllToZero is partition.strategy all-to-zero: every record but the state record goes
+	// to partition 0.
+	AllToZero bool
+	// TopicConfigs are the configs of created topics (default cleanup.policy=compact).
+	TopicConfigs map[string]string
 	// BufferMaxRows and BufferInterval are sink.buffer-flush.max-rows and .interval: with
 	// both set, only the latest record per (topic, key) is kept and written when either
 	// limit is reached. Both zero: no buffering.
@@ -87,9 +98,16 @@ type Config struct {
 	// topic whose count differs from the recorded one is refused before the first record of
 	// a run (layout.go). Without it, counts are only held fixed within a run.
 	Ledger PartitionLedger
-	// StateTopic is the compacted topic of exactly-once checkpoints (default
-	// [DefaultStateTopic]).
+	// StateTopic is the compacted topic of the checkpoints (default [DefaultStateTopic]).
 	StateTopic string
+	// Identity is what the pipeline's state belongs to (opaque JSON); it is stored with the
+	// state and returned by [Sink.StoredIdentity], so that a caller can tell whether the
+	// state in Kafka is its own.
+	Identity []byte
+	// StateInterval bounds how often an at-least-once (or none) sink writes the newest
+	// acknowledged checkpoint to the state topic (default 1s); the last one is written
+	// when Run stops.
+	StateInterval time.Duration
 	// TransactionInterval and TransactionMaxBytes bound an exactly-once Kafka transaction:
 	// it is committed at the first source transaction end after either is reached
 	// (defaults 1s and 64 MiB).
@@ -148,10 +166,13 @@ type Sink struct {
 	admin  *kadm.Client
 	topics *topicManager
 	part   *fixedPartitioner
-	enc    *Encoder
+	enc    Format
 	buf    *buffer
 	track  *tracker
 	txn    *txnState
+	state  *stateWriter // the state topic's records; set by Start
+	stored *StoredState // what Start read from the state topic
+	alo    aloState     // at-least-once (and none): the state written behind the acknowledgements
 	msgs   []Message
 	sent   []sentRecord // the rest of the current block of newRecord
 	onDone func(*kgo.Record, error)
@@ -175,8 +196,12 @@ func New(cfg Config) (*Sink, error) {
 		return nil, err
 	}
 	cfg.defaults()
-	s := &Sink{cfg: cfg, log: cfg.Logger, enc: NewEncoder(cfg.Encode), failed: make(chan struct{})}
-	s.enc.pool = newSlabPool(poisonSlabs)
+	s := &Sink{cfg: cfg, log: cfg.Logger, enc: cfg.Format, failed: make(chan struct{})}
+	if s.enc == nil {
+		enc := NewEncoder(cfg.Encode)
+		enc.pool = newSlabPool(poisonSlabs)
+		s.enc = enc
+	}
 	s.onDone = s.done
 	s.part = newFixedPartitioner(s.grew)
 	if cfg.BufferMaxRows > 0 {
@@ -196,7 +221,7 @@ func (c *Config) check() error {
 		return errors.New("upsert: the pipeline name is required")
 	case c.Properties == nil:
 		return errors.New("upsert: the sink properties are required")
-	case c.Topics == nil:
+	case c.Topics == nil && c.Targets == nil:
 		return errors.New("upsert: the topic router is required")
 	case c.Guarantee > None:
 		return fmt.Errorf("upsert: invalid delivery guarantee %d", c.Guarantee)
@@ -233,6 +258,9 @@ func (c *Config) defaults() {
 	if c.StateTopic == "" {
 		c.StateTopic = DefaultStateTopic
 	}
+	if c.StateInterval <= 0 {
+		c.StateInterval = time.Second
+	}
 	if c.TransactionInterval <= 0 {
 		c.TransactionInterval = time.Second
 	}
@@ -251,6 +279,9 @@ func (c *Config) defaults() {
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = -1
 	}
+	if c.TopicConfigs == nil {
+		c.TopicConfigs = map[string]string{"cleanup.policy": "compact"}
+	}
 }
 
 // Stats returns the sink's counters.
@@ -261,7 +292,8 @@ func (s *Sink) clientOpts() []kgo.Opt {
 	p := s.cfg.Properties
 	// The default minimum metadata age (5s) would make the first records to a topic the
 	// sink just created wait that long; a shorter one costs a few more metadata requests.
-	opts := append(p.ClientOpts(), kgo.RecordPartitioner(s.part), kgo.MetadataMinAge(250*time.Millisecond))
+	opts := append(p.ClientOpts(), kgo.RecordPartitioner(statePartitioner{state: s.cfg.StateTopic, data: s.partitioner()}),
+		kgo.MetadataMinAge(250*time.Millisecond))
 	switch s.cfg.Guarantee {
 	case None:
 		acks := kgo.LeaderAck()
@@ -280,10 +312,11 @@ func (s *Sink) clientOpts() []kgo.Opt {
 	return append(opts, s.cfg.ClientOpts...)
 }
 
-// Start connects to Kafka. In exactly-once mode it also makes sure that the state topic
-// exists, fences any earlier writer with the same transactional id (aborting its open
-// transaction), and returns the last committed checkpoint, or nil when there is none. In
-// the other modes it returns nil: their checkpoints are stored by the caller.
+// Start connects to Kafka, makes sure that the state topic exists and returns the
+// pipeline's checkpoint stored there, or nil when there is none. In exactly-once mode it
+// first fences any earlier writer with the same transactional id (aborting its open
+// transaction), and the checkpoint is the last committed one; in the other modes it is the
+// copy an earlier run wrote behind its acknowledgements (the caller keeps its own too).
 func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 	if s.started {
 		return nil, errors.New("upsert: sink already started")
@@ -307,16 +340,13 @@ func (s *Sink) Start(ctx context.Context) (*Checkpoint, error) {
 	s.topics = &topicManager{admin: s.admin, creator: creator, create: s.cfg.AutoCreate, log: s.log,
 		known: map[string]bool{},
 		spec: TopicSpec{Partitions: s.cfg.Partitions, ReplicationFactor: s.cfg.ReplicationFactor,
-			Configs: map[string]string{"cleanup.policy": "compact"}},
+			Configs: s.cfg.TopicConfigs},
 		layout: &topicLayout{ledger: s.cfg.Ledger, recorded: map[string]int32{}, part: s.part}}
 	if err := s.checkLayout(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if s.cfg.Guarantee != ExactlyOnce {
-		return nil, nil
-	}
-	cp, err := s.startTxn(ctx)
+	cp, err := s.startState(ctx)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -505,7 +535,7 @@ func (s *Sink) write(ctx context.Context, b *Input) error {
 	if !b.End {
 		return nil
 	}
-	cp := &Checkpoint{Position: b.Position, Progress: b.Progress}
+	cp := &Checkpoint{Position: b.Position, State: b.State}
 	if s.txn != nil {
 		return s.endTxn(ctx, cp)
 	}
@@ -524,6 +554,9 @@ func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Ti
 		return errors.New("upsert: change without a schema")
 	}
 	table := c.Schema.Table
+	if s.cfg.Targets != nil {
+		return s.writeTargets(ctx, c, commit, s.cfg.Targets(table))
+	}
 	topics := s.cfg.Topics(table)
 	if len(topics) == 0 {
 		return &Error{Op: "route", Table: table, Err: errors.New("no topic for the table")}
@@ -532,9 +565,51 @@ func (s *Sink) writeChange(ctx context.Context, c *change.Change, commit time.Ti
 		return err
 	}
 	var err error
-	if s.msgs, err = s.enc.Encode(s.msgs[:0], c, commit); err != nil {
+	if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, nil); err != nil {
 		return &Error{Op: "encode", Table: table, Err: err}
 	}
+	return s.send(ctx, table, topics)
+}
+
+// writeTargets writes one change to each of its targets; a format whose messages depend
+// on the target encodes the change for each.
+func (s *Sink) writeTargets(ctx context.Context, c *change.Change, commit time.Time, targets []Target) error {
+	table := c.Schema.Table
+	if len(targets) == 0 {
+		return &Error{Op: "route", Table: table, Err: errors.New("no topic for the table")}
+	}
+	if !s.enc.PerTarget() {
+		topics := make([]string, len(targets))
+		for i, t := range targets {
+			topics[i] = t.Topic
+		}
+		if err := s.topics.ensure(ctx, topics); err != nil {
+			return err
+		}
+		var err error
+		if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, &targets[0]); err != nil {
+			return &Error{Op: "encode", Table: table, Err: err}
+		}
+		return s.send(ctx, table, topics)
+	}
+	for i := range targets {
+		topic := []string{targets[i].Topic}
+		if err := s.topics.ensure(ctx, topic); err != nil {
+			return err
+		}
+		var err error
+		if s.msgs, err = s.enc.EncodeTo(s.msgs[:0], c, commit, &targets[i]); err != nil {
+			return &Error{Op: "encode", Table: table, Topic: targets[i].Topic, Err: err}
+		}
+		if err := s.send(ctx, table, topic); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send writes the encoded messages s.msgs to each of topics.
+func (s *Sink) send(ctx context.Context, table change.TableID, topics []string) error {
 	for _, m := range s.msgs {
 		// Each record holds the message's slabs until it is acknowledged: the first takes
 		// over the message's holds, the copies for other topics hold them once more, all
@@ -725,9 +800,14 @@ func (s *Sink) failure() error {
 
 // report passes the newest fully acknowledged checkpoint to Config.Acked.
 func (s *Sink) report() {
-	if cp := s.track.release(); cp != nil && s.cfg.Acked != nil {
+	cp := s.track.release()
+	if cp == nil {
+		return
+	}
+	if s.cfg.Acked != nil {
 		s.cfg.Acked(*cp)
 	}
+	s.alo.due = cp
 }
 
 // tick flushes the buffer when its interval is due, and commits a due transaction.
@@ -740,6 +820,7 @@ func (s *Sink) tick(ctx context.Context) error {
 	if s.txn != nil {
 		return s.maybeCommit(ctx, false)
 	}
+	s.writeState(ctx, false)
 	return nil
 }
 
@@ -762,6 +843,10 @@ func (s *Sink) stop(ctx context.Context) error {
 	s.report()
 	if err := s.failure(); err != nil {
 		return err
+	}
+	s.writeState(sctx, true)
+	if err := s.cl.Flush(sctx); err != nil {
+		s.log.Warn("upsert: the last checkpoint was not written to the state topic", "topic", s.cfg.StateTopic, "err", err)
 	}
 	return nil
 }

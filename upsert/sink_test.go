@@ -251,17 +251,6 @@ func TestRecordSize(t *testing.T) {
 	}
 }
 
-func TestStateRoundTrip(t *testing.T) {
-	cp := &Checkpoint{Position: []byte("mariadb-bin.000001:1234"), Progress: []byte{0, 1, 2}}
-	got, err := decodeState(encodeState(cp))
-	if err != nil || string(got.Position) != string(cp.Position) || string(got.Progress) != string(cp.Progress) {
-		t.Fatalf("got %+v, %v", got, err)
-	}
-	if _, err := decodeState([]byte(`{"version":9}`)); err == nil {
-		t.Error("no error for an unknown version")
-	}
-}
-
 // TestTransactionTimedOut: a fencing error of a transaction older than
 // transaction.timeout.ms is the coordinator's timeout, retryable; a younger one is another
 // writer's fence, fatal.

@@ -104,8 +104,10 @@ func (m *topicManager) ensure(ctx context.Context, topics []string) error {
 			return err
 		}
 	}
-	if err := m.checkCompacted(ctx, fresh, missing); err != nil {
-		return err
+	if m.spec.Configs["cleanup.policy"] == "compact" { // change-event topics keep history
+		if err := m.checkCompacted(ctx, fresh, missing); err != nil {
+			return err
+		}
 	}
 	if err := m.fixLayout(fresh, counts); err != nil {
 		return err

@@ -10,8 +10,8 @@ import (
 type Checkpoint struct {
 	// Position is the source position after the transaction (change.Batch.Position).
 	Position []byte
-	// Progress is the caller's snapshot progress given with that batch ([Input].Progress).
-	Progress []byte
+	// State is the caller's state given with that batch ([Input].State).
+	State State
 }
 
 // tracker follows the acknowledgement of produced records (at-least-once and none) and

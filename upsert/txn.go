@@ -17,26 +17,13 @@ type txnState struct {
 	checkpoint *Checkpoint // the newest source transaction end in it, nil if none
 }
 
-// startTxn makes sure the state topic exists, fences earlier writers with the same
-// transactional id (InitProducerID bumps the epoch and aborts their open transaction),
-// and reads the last committed checkpoint with read_committed.
-func (s *Sink) startTxn(ctx context.Context) (*Checkpoint, error) {
-	state := &topicManager{admin: s.admin, creator: s.topics.creator, create: true, log: s.log,
-		known: map[string]bool{},
-		spec: TopicSpec{Partitions: 1, ReplicationFactor: s.cfg.ReplicationFactor,
-			Configs: map[string]string{"cleanup.policy": "compact"}}}
-	if err := state.ensure(ctx, []string{s.cfg.StateTopic}); err != nil {
-		return nil, err
-	}
+// startTxn fences earlier writers with the same transactional id (InitProducerID bumps
+// the epoch and aborts their open transaction).
+func (s *Sink) startTxn(ctx context.Context) error {
 	if _, _, err := s.cl.ProducerID(ctx); err != nil {
-		return nil, wrap("init transactional id "+s.cfg.TransactionalID, "", tableNone, nil, err)
+		return wrap("init transactional id "+s.cfg.TransactionalID, "", tableNone, nil, err)
 	}
-	opts := append(s.cfg.Properties.ClientOpts(), s.cfg.ClientOpts...)
-	cp, err := readState(ctx, opts, s.admin, s.cfg.StateTopic, s.cfg.Pipeline)
-	if err != nil {
-		return nil, wrap("read state", s.cfg.StateTopic, tableNone, []byte(s.cfg.Pipeline), err)
-	}
-	return cp, nil
+	return nil
 }
 
 // beginTxn opens a Kafka transaction if none is open.
@@ -89,8 +76,9 @@ func (s *Sink) commit(ctx context.Context) error {
 		return err
 	}
 	cp := s.txn.checkpoint
-	state := &kgo.Record{Topic: s.cfg.StateTopic, Key: []byte(s.cfg.Pipeline), Value: encodeState(cp)}
-	s.cl.Produce(ctx, state, s.promise(tableNone, nil))
+	for _, r := range s.state.records(cp) {
+		s.cl.Produce(ctx, r, s.promise(tableNone, nil))
+	}
 	if err := s.cl.Flush(ctx); err != nil {
 		return wrap("commit: flush", "", tableNone, nil, err)
 	}

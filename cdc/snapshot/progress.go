@@ -99,12 +99,15 @@ type ledger struct {
 	mu        sync.Mutex
 	base      []DoneChunk // from Config.Resume
 	done      []DoneChunk // emitted by this run; token n covers done[:n]
-	since     []cdc.Position
-	end       int                  // token of the end marker, 0 until every chunk is emitted
-	inflight  map[int]cdc.Position // pieces begun and not emitted: their low watermark once known
-	next      int
-	tables    []TableState // the tables listed (setTables), or Config.Resume's; nil until known
-	listedAt  string       // Progress.ListedAt
+	// chunks is base then done, append-only: a progress shares a prefix of it (capped,
+	// never written again) instead of copying every chunk for every token.
+	chunks   []DoneChunk
+	since    []cdc.Position
+	end      int                  // token of the end marker, 0 until every chunk is emitted
+	inflight map[int]cdc.Position // pieces begun and not emitted: their low watermark once known
+	next     int
+	tables   []TableState // the tables listed (setTables), or Config.Resume's; nil until known
+	listedAt string       // Progress.ListedAt
 }
 
 func newLedger(resume *Progress) *ledger {
@@ -113,6 +116,7 @@ func newLedger(resume *Progress) *ledger {
 	l := &ledger{run: hex.EncodeToString(b), inflight: map[int]cdc.Position{}}
 	if resume != nil {
 		l.base = append([]DoneChunk(nil), resume.Chunks...)
+		l.chunks = append([]DoneChunk(nil), resume.Chunks...)
 		l.baseSince, _ = cdc.ParsePosition(resume.Since)
 		l.baseDone = resume.Done
 		l.tables = slices.Clone(resume.Tables)
@@ -195,6 +199,7 @@ func (l *ledger) add(id int, d DoneChunk, high cdc.Position) []byte {
 		since = earliest(since, low)
 	}
 	l.done = append(l.done, d)
+	l.chunks = append(l.chunks, d)
 	l.since = append(l.since, earliest(since, l.baseSince))
 	return l.token(len(l.done))
 }
@@ -234,7 +239,8 @@ func (l *ledger) at(token []byte) (Progress, error) {
 		return Progress{}, fmt.Errorf("snapshot: progress token %q is not one of this run", token)
 	}
 	k := min(n, len(l.done))
-	p := Progress{Chunks: append(append([]DoneChunk(nil), l.base...), l.done[:k]...), Done: l.end != 0 && n >= l.end}
+	m := len(l.base) + k
+	p := Progress{Chunks: l.chunks[:m:m], Done: l.end != 0 && n >= l.end}
 	since := l.baseSince
 	if k > 0 {
 		since = l.since[k-1]
@@ -249,8 +255,8 @@ func (l *ledger) at(token []byte) (Progress, error) {
 func (l *ledger) all() Progress {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	chunks := append(append([]DoneChunk(nil), l.base...), l.done...)
-	return l.withTables(Progress{Chunks: chunks, Done: l.baseDone || l.end != 0})
+	m := len(l.chunks)
+	return l.withTables(Progress{Chunks: l.chunks[:m:m], Done: l.baseDone || l.end != 0})
 }
 
 func parseToken(token []byte) (string, int, error) {

@@ -35,7 +35,9 @@ func TestApplyPurgedPosition(t *testing.T) {
 sink:
   type: upsert-kafka
   properties.bootstrap.servers: %s
-`, host, port, u, name, testenv.KafkaAddr()), 0o644)
+pipeline:
+  name: %s
+`, host, port, u, name, testenv.KafkaAddr(), name), 0o644) // its own name: the state topic keeps states by name
 	code, _, stderr := runCLIEnv(t, map[string]string{"INGEST_SECRET_MYSQL_PASSWORD": cdcPassword()},
 		"apply", pipeline, "--until-caught-up", "--state", t.TempDir())
 	if code != exitFailure {

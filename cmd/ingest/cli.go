@@ -35,6 +35,7 @@ type app struct {
 	logFormat     string
 	stateDir      string
 	untilCaughtUp bool
+	resetState    bool
 	metricsAddr   string
 	pprof         bool
 	showVersion   bool
@@ -200,6 +201,7 @@ func (a *app) applyCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&a.stateDir, "state", "", "`DIR` that holds the pipeline's position and lock")
 	f.BoolVar(&a.untilCaughtUp, "until-caught-up", false, "run the snapshot if one is due and the binlog up to the position of the start, then exit 0")
+	f.BoolVar(&a.resetState, "reset-state", false, "delete the pipeline's stored state (state directory and Kafka's state topic) and start afresh; for one run")
 	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve /metrics and /healthz on `HOST:PORT` (127.0.0.1:9090: this host only; :9090: every interface, with a warning); bound first, exit 1 if it cannot be")
 	f.BoolVar(&a.pprof, "pprof", false, "also serve the Go profiles under /debug/pprof/ on --metrics-addr (they show memory and the command line)")
 	return cmd

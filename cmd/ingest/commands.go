@@ -173,8 +173,8 @@ func (a *app) apply(ctx context.Context, path string) error {
 	}
 	a.log.Info("pipeline loaded", "file", path, "pipeline", masked(def, "pipeline.name", def.Pipeline.Name),
 		"state", a.stateDir, "until_caught_up", a.untilCaughtUp)
-	opts := runner.Options{StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, MetricsAddr: a.metricsAddr, Pprof: a.pprof,
-		Logger: a.log, Scrubber: a.scrub}
+	opts := runner.Options{StateDir: a.stateDir, UntilCaughtUp: a.untilCaughtUp, ResetState: a.resetState, MetricsAddr: a.metricsAddr,
+		Pprof: a.pprof, Logger: a.log, Scrubber: a.scrub}
 	if f, ok := a.rawStderr.(*os.File); ok && a.logFormat == "text" && term.IsTerminal(int(f.Fd())) {
 		// On a terminal: progress bars and a status line, with the logs printed above them.
 		d := progress.NewTerminal(a.scrub.FrameWriter(f))

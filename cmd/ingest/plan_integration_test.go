@@ -42,7 +42,7 @@ func TestPlanExitCode(t *testing.T) {
 		{"wrong password", "wrong", name + `.\.*`, exitFailure,
 			[]string{"# ingest plan (online)", "Problems:\n  error: connect: connect to", "Access denied"}, "Access denied"},
 		{"warnings only", cdcPassword(), name + `.nosuch`, exitOK,
-			[]string{"# ingest plan (online)", "Problems: none", "Warnings:\n  no table matches source.tables"}, "no table matches"},
+			[]string{"# ingest plan (online)", "Problems: none", "Warnings:\n  no table matches source.tables"}, "no table matches source.tables; nothing would be written"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
