@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # The integration tests read the service addresses that scripts/services prints.
 SERVICE_ENV = eval "$$(scripts/services env)"
 
-.PHONY: all build demo test unit integration vet services services-down services-status fuzz clean
+.PHONY: all build demo test unit integration vet lint services services-down services-status fuzz clean
 
 all: build
 
@@ -41,6 +41,18 @@ vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags integration $(PKGS)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@$(MAKE) --no-print-directory lint
+
+## lint: staticcheck (checks in staticcheck.conf), errcheck (exceptions in .errcheck-excludes,
+## test files not checked) and ineffassign, with and without the integration tag. The versions are
+## pinned in tools/go.mod; the first run on a machine builds them (a few minutes).
+LINT = $(GO) tool -modfile=tools/go.mod
+lint:
+	$(LINT) staticcheck $(PKGS)
+	$(LINT) staticcheck -tags integration $(PKGS)
+	$(LINT) errcheck -exclude .errcheck-excludes -ignoretests -tags integration $(PKGS)
+	$(LINT) ineffassign $(PKGS)
+	GOFLAGS=-tags=integration $(LINT) ineffassign $(PKGS)
 
 ## bench: the benchmark suite against the local services (bench/README.md; BENCH_ROWS=100000 BENCH_SECONDS=5 for a short run).
 .PHONY: bench

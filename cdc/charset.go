@@ -88,13 +88,6 @@ func (d xtextDecoder) decode(b []byte) ([]byte, error) {
 //go:embed charmaps.txt
 var charmapsText string
 
-// charmapsHeader is the comment charmaps.txt starts with.
-const charmapsHeader = `# MariaDB's single-byte character sets: for each set, the code point of each byte 00..FF, 16
-# per line, as the server converts it (CONVERT(CHAR(byte USING set) USING utf8mb4)); ---- is a
-# byte the server does not map (it converts it to '?'), which decodes to U+FFFD.
-# Written by TestCharmapsMatchServer -update (charset_integration_test.go); do not edit.
-`
-
 // charmaps are the decoders of the single-byte character sets, by name.
 var charmaps = func() map[string]*charmap256 {
 	m, err := parseCharmaps(charmapsText)

@@ -15,6 +15,20 @@ import (
 // unmapped marks a byte the server does not map, in a table read from it.
 const unmapped rune = -1
 
+// charmapsHeader is the comment charmaps.txt starts with.
+const charmapsHeader = `# MariaDB's single-byte character sets: for each set, the code point of each byte 00..FF, 16
+# per line, as the server converts it (CONVERT(CHAR(byte USING set) USING utf8mb4)); ---- is a
+# byte the server does not map (it converts it to '?'), which decodes to U+FFFD.
+# Written by TestCharmapsMatchServer -update (charset_integration_test.go); do not edit.
+`
+
+// mbmapsHeader is the comment mbmaps.txt starts with.
+const mbmapsHeader = `# Where MariaDB maps a character of a multi-byte character set otherwise than
+# golang.org/x/text: the set, the bytes (hex) and the code point the server converts them to,
+# and a count when that many consecutive sequences map to consecutive code points.
+# Written by TestMultiByteMatchesServer -update (charset_integration_test.go); do not edit.
+`
+
 // TestCharmapsMatchServer asks the server for every byte of every single-byte character set
 // it has, converted to utf8mb4, and compares the answers with charmaps.txt (the tables the
 // decoders use; -update rewrites it) and with what the decoder of the set gives.

@@ -68,12 +68,6 @@ func eucJPLen(b byte) int {
 //go:embed mbmaps.txt
 var mbmapsText string
 
-const mbmapsHeader = `# Where MariaDB maps a character of a multi-byte character set otherwise than
-# golang.org/x/text: the set, the bytes (hex) and the code point the server converts them to,
-# and a count when that many consecutive sequences map to consecutive code points.
-# Written by TestMultiByteMatchesServer -update (charset_integration_test.go); do not edit.
-`
-
 var mbmaps = func() map[string]map[uint32]rune {
 	m, err := parseMBMaps(mbmapsText)
 	if err != nil {

@@ -1,7 +1,6 @@
 package cdc
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"reflect"
@@ -146,18 +145,6 @@ func TestSchemaCacheVersions(t *testing.T) {
 		t.Fatal("drop: entry kept")
 	}
 }
-
-type fakeLoader struct{ infos map[change.TableID]*tableInfo }
-
-func (f *fakeLoader) loadTable(_ context.Context, id change.TableID) (*tableInfo, error) {
-	info := f.infos[id]
-	if info == nil {
-		return nil, nil
-	}
-	return info.clone(), nil
-}
-
-func (f *fakeLoader) dbCharset(context.Context, string) (string, error) { return "utf8mb4", nil }
 
 func TestClassifyQuery(t *testing.T) {
 	for q, want := range map[string]ddlKind{"BEGIN": queryBegin, "/* x */ COMMIT": queryCommit,

@@ -2,7 +2,7 @@ package change
 
 import "math"
 
-// Kind says what a Value holds and so how it renders in JSON (see ../shared/spec/OUTPUT.md).
+// Kind says what a Value holds and so how it renders in JSON (see docs/output.md).
 type Kind uint8
 
 // The kinds of value. The comment of each says which field of Value holds it.

@@ -1,6 +1,6 @@
 // Package pipeline loads a pipeline file: the Flink CDC / Realtime Compute
 // "YAML data ingestion job" format restricted to a MySQL (or MariaDB)
-// source and an upsert-kafka or kafka sink (spec/PIPELINE.md; type kafka is Flink CDC's
+// source and an upsert-kafka or kafka sink (docs/pipeline.md; type kafka is Flink CDC's
 // Kafka pipeline sink, whose options schema.go marks with only).
 //
 // [Load] and [Parse] parse the YAML into nodes with gopkg.in/yaml.v3 and

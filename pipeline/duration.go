@@ -24,7 +24,7 @@ var durationUnits = map[string]time.Duration{
 }
 
 // ParseDuration parses a duration the way Flink does
-// (reference/flinkcdc-pipeline.md §1.1): a non-negative whole number,
+// (Flink's TimeUtils.parseDuration): a non-negative whole number,
 // optional whitespace and an optional unit, such as "30s", "1 min",
 // "500 ms", "2 h" or "1d". A bare number is milliseconds. Units are d, day,
 // h, hour, min, m, minute, s, sec, second, ms, milli, millisecond, µs,

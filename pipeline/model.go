@@ -325,7 +325,7 @@ type Header struct {
 // DeliveryGuarantee is the sink option sink.delivery-guarantee.
 type DeliveryGuarantee string
 
-// The delivery guarantees; see spec/OUTPUT.md.
+// The delivery guarantees; see docs/output.md.
 const (
 	DeliveryNone        DeliveryGuarantee = "none"
 	DeliveryAtLeastOnce DeliveryGuarantee = "at-least-once"
@@ -335,7 +335,7 @@ const (
 // String returns the option value.
 func (g DeliveryGuarantee) String() string { return string(g) }
 
-// JSONOptions are the json.* sink options of spec/OUTPUT.md.
+// JSONOptions are the json.* sink options of docs/output.md.
 type JSONOptions struct {
 	TimestampFormat TimestampFormat // json.timestamp-format.standard
 	JSONColumnAs    JSONColumnAs    // json.encode.json-column-as

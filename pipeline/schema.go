@@ -26,7 +26,7 @@ import (
 //     sink.topic.replication-factor: how missing topics are created.
 //   - sink.buffer-flush.max-rows and sink.buffer-flush.interval, taken from
 //     the Realtime Compute upsert-kafka SQL connector.
-//   - the json.* options of spec/OUTPUT.md.
+//   - the json.* options of docs/output.md.
 
 // option is one option of a block.
 type option struct {
@@ -230,9 +230,9 @@ var sourceRefused = []refusal{
 	{"scan.newly-added-table.enabled", "is not supported; use scan.binlog.newly-added-table.enabled"},
 	{"scan.startup.specific-offset.skip-events", "is not supported yet"},
 	{"scan.startup.specific-offset.skip-rows", "is not supported yet"},
-	{"metadata.list", "is not supported: records carry the row's columns only (spec/OUTPUT.md)"},
+	{"metadata.list", "is not supported: records carry the row's columns only (docs/output.md)"},
 	{"metadata-column.include-list", "is not supported: records carry the row's columns only (docs/output.md), not metadata columns; remove it"},
-	{"use.legacy.json.format", "is not supported: JSON columns are written as spec/OUTPUT.md says"},
+	{"use.legacy.json.format", "is not supported: JSON columns are written as docs/output.md says"},
 	{"schema-change.enabled", flinkOnly},
 	{"scan.incremental.close-idle-reader.enabled", flinkOnly},
 	{"scan.incremental.snapshot.backfill.skip", flinkOnly},
@@ -244,7 +244,7 @@ var sourceRefused = []refusal{
 
 // upsertRefused are the options of type kafka that type upsert-kafka refuses.
 var upsertRefused = []refusal{
-	{"value.format", "is an option of the kafka sink; upsert-kafka writes flat JSON rows (spec/OUTPUT.md)"},
+	{"value.format", "is an option of the kafka sink; upsert-kafka writes flat JSON rows (docs/output.md)"},
 	{"key.format", "is an option of the kafka sink; upsert-kafka keys records by their primary key as JSON"},
 	{"partition.strategy", "is an option of the kafka sink; upsert-kafka partitions by the key (murmur2, as Java)"},
 	{"sink.tableId-to-topic.mapping", "is an option of the kafka sink; use the route block to choose topics"},

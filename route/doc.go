@@ -2,7 +2,7 @@
 // their records go to, and which columns key them.
 //
 // It implements the table-matching rules of the Flink CDC YAML pipeline
-// (reference/flinkcdc-pipeline.md §1.3, §1.4 and §1.7):
+// (docs/pipeline.md):
 //
 //   - [Selector] and [Filter]: the Flink CDC "Selectors" pattern syntax used by
 //     the source options tables and tables.exclude and by transform

@@ -6,7 +6,7 @@ import (
 	"github.com/ingestkit/ingest/route"
 )
 
-// The route block of the example in spec/PIPELINE.md.
+// The route block of the example in docs/pipeline.md.
 func ExampleTable_Topics() {
 	tbl, err := route.NewTable([]route.Rule{
 		{SourceTable: `shop_[0-9]+.orders`, SinkTable: "orders"},

@@ -18,7 +18,7 @@ type Transform struct {
 }
 
 // KeyOverrides applies transform primary-keys. As in Flink CDC
-// (reference/flinkcdc-pipeline.md §1.4, PreTransformOperator) the first
+// (its PreTransformOperator; docs/pipeline.md) the first
 // transform whose source-table matches a table decides: when it has no
 // primary-keys the table keeps its own key, even if a later transform that
 // also matches has some.

@@ -71,7 +71,7 @@ type TableID struct {
 func (id TableID) String() string { return id.DB + "." + id.Table }
 
 // Table maps source tables to Kafka topics with the semantics of Flink CDC
-// 3.6's TableIdRouter (reference/flinkcdc-pipeline.md §1.3).
+// 3.6's TableIdRouter (docs/pipeline.md).
 //
 // A route's source-table becomes one regular expression: each ','
 // becomes '|', an unescaped '.' a literal dot and `\.` the regex '.'. It must

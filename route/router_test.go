@@ -36,7 +36,7 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
-// pipelineRules are the routes of the example in spec/PIPELINE.md.
+// pipelineRules are the routes of the example in docs/pipeline.md.
 var pipelineRules = []Rule{
 	{SourceTable: `shop_[0-9]+.orders`, SinkTable: "orders", Description: "merge the sharded order tables"},
 	{SourceTable: `app_db.\.*`, SinkTable: "ods_<>", ReplaceSymbol: "<>"},

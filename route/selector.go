@@ -9,7 +9,7 @@ import (
 )
 
 // Selector is a parsed Flink CDC table pattern (the Selectors syntax of
-// reference/flinkcdc-pipeline.md §1.7), as used by the source options tables
+// docs/pipeline.md), as used by the source options tables
 // and tables.exclude and by transform source-table.
 //
 // A pattern is a comma-separated list of items; `\,` puts a comma into an

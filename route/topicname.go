@@ -15,7 +15,7 @@ const maxKafkaTopicLen = 249
 // ApsaraMQ for Kafka topic name rules, from the CreateTopic API documentation
 // (https://www.alibabacloud.com/help/en/apsaramq-for-kafka/api-createtopic,
 // older versions at https://www.alibabacloud.com/help/doc-detail/157799.htm;
-// summarised in reference/apsaramq-and-alibaba-sdk.md §1.3 and §2.2): only
+// summarised in docs/apsaramq.md): only
 // letters, digits, '_' and '-', 3 to 64 characters; longer names are silently
 // truncated, and a name cannot be changed later. '.' is not in the
 // documented character set, so the default topic "<db>.<table>" is not

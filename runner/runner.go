@@ -236,7 +236,6 @@ type run struct {
 
 	mu      sync.Mutex
 	pending *upsert.Checkpoint // the last acknowledged checkpoint not yet saved
-	saved   chan struct{}      // signalled when pending is set
 }
 
 func newRun(def *pipeline.Definition, opts Options) (*run, error) {
@@ -252,7 +251,7 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(def.Pipeline.Name)
 	}
-	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, saved: make(chan struct{}, 1), display: opts.Display,
+	r := &run{def: def, opts: opts, log: opts.Logger, m: opts.Metrics, display: opts.Display,
 		warned: map[string]bool{}}
 	if r.display == nil {
 		r.display = progress.NewLog(opts.Logger, 30*time.Second)
@@ -659,10 +658,6 @@ func (r *run) acked(cp upsert.Checkpoint) {
 	r.mu.Lock()
 	r.pending = &cp
 	r.mu.Unlock()
-	select {
-	case r.saved <- struct{}{}:
-	default:
-	}
 }
 
 // saveLoop writes acknowledged checkpoints to the local store at most every SaveEvery.

@@ -1,5 +1,5 @@
 // Package upsert is the Kafka sink of ingest: it turns the neutral changes of package change
-// into keyed JSON upserts and tombstones, exactly as ../shared/spec/OUTPUT.md specifies, and
+// into keyed JSON upserts and tombstones, exactly as docs/output.md specifies, and
 // writes them to Kafka with the delivery guarantee the pipeline asks for.
 //
 // The parts, each usable on its own:

@@ -194,7 +194,7 @@ func writeMessage(out *bytes.Buffer, m Message) {
 	fmt.Fprintf(out, "timestamp: %d\n", m.Timestamp.UnixMilli())
 }
 
-// golden compares got with testdata/name.golden, or rewrites the file with -update.
+// golden compares got with testdata/<name>.golden, or rewrites the file with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")

@@ -72,8 +72,7 @@ type Properties struct {
 type property func(p *Properties, v string) error
 
 // properties are the supported options that are not plain numbers (see numbers). Each maps
-// onto the franz-go option named in its handler; reference/apsaramq-and-alibaba-sdk.md §6
-// has the table.
+// onto the franz-go option named in its handler.
 var properties = map[string]property{
 	"bootstrap.servers": func(p *Properties, v string) error {
 		for _, b := range strings.Split(v, ",") {
@@ -82,7 +81,7 @@ var properties = map[string]property{
 			}
 		}
 		if len(p.Brokers) == 0 {
-			return errors.New("no broker address; give host:port,...")
+			return errors.New("no broker address; give one or more host:port, separated by commas")
 		}
 		return nil
 	},
@@ -494,7 +493,7 @@ func (p *Properties) finish() error {
 	}
 	// The client's own validation, which apply meets in kgo.NewClient: validate and plan must
 	// refuse what it refuses. The bounds of numbers are meant to make this unreachable.
-	if err := kgo.ValidateOpts(append(p.ClientOpts(), p.ProducerOpts()...)...); err != nil {
+	if err := kgo.ValidateOpts(append(p.ClientOpts(), p.producerOpts()...)...); err != nil {
 		return &PropertyError{Kind: PropertyCombination, Reason: "properties.*: the Kafka client refuses these options: " + err.Error()}
 	}
 	return nil
@@ -582,11 +581,11 @@ func (p *Properties) ClientOpts() []kgo.Opt {
 	return append([]kgo.Opt{kgo.SeedBrokers(p.Brokers...)}, p.opts...)
 }
 
-// ProducerOpts returns the acks and idempotence options as the Java client reads the
+// producerOpts returns the acks and idempotence options as the Java client reads the
 // properties: acks=all and idempotent by default; acks 1 or 0 without an explicit
 // enable.idempotence turn idempotence off; enable.idempotence=false keeps acks=all unless
 // acks says otherwise; max.in.flight.requests.per.connection applies without idempotence.
-func (p *Properties) ProducerOpts() []kgo.Opt {
+func (p *Properties) producerOpts() []kgo.Opt {
 	idempotent := p.Idempotence == nil || *p.Idempotence
 	if p.Idempotence == nil && p.Acks != AcksUnset && p.Acks != AcksAll {
 		idempotent = false
@@ -609,16 +608,6 @@ func (a Acks) kgo() kgo.Acks {
 		return kgo.NoAck()
 	}
 	return kgo.AllISRAcks()
-}
-
-// Options parses props and returns every franz-go option they give, with Java's meaning of
-// acks and enable.idempotence (see [Properties.ProducerOpts]).
-func Options(props map[string]string) ([]kgo.Opt, error) {
-	p, err := ParseProperties(props)
-	if err != nil {
-		return nil, err
-	}
-	return append(p.ClientOpts(), p.ProducerOpts()...), nil
 }
 
 // backoff is an exponential backoff from base to max with ±20% jitter, like the Java

@@ -373,7 +373,7 @@ var probeContext = map[string][]string{
 // applyOpts are the franz-go options of every client that apply builds from p: the sink's
 // producer under each delivery guarantee, and the plain clients (state reader, plan, tail).
 func applyOpts(p *Properties) map[string][]kgo.Opt {
-	all := map[string][]kgo.Opt{"plain": append(p.ClientOpts(), p.ProducerOpts()...)}
+	all := map[string][]kgo.Opt{"plain": append(p.ClientOpts(), p.producerOpts()...)}
 	for g := AtLeastOnce; g <= None; g++ {
 		s := &Sink{cfg: Config{Properties: p, Guarantee: g, TransactionalID: "ingest-test"}}
 		all[g.String()] = s.clientOpts()

@@ -13,7 +13,7 @@ import (
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
-// benchTable is the 11-column table of reference/mariadb-go-mysql-facts.md §5.1.
+// benchTable is the benchmark's 11-column table.
 const benchTable = `CREATE TABLE bench (
   id BIGINT PRIMARY KEY, a INT, s1 VARCHAR(32), s2 VARCHAR(32), amount DECIMAL(12,2), b INT,
   flag TINYINT, score DOUBLE, note VARCHAR(255), created DATETIME(6), ts TIMESTAMP(6) NULL)`

@@ -1,7 +1,6 @@
 // Package snapshot reads the initial snapshot of the captured tables: lock-free, in chunks of
 // primary-key ranges read in parallel, resumable chunk by chunk, with a consistent hand-off to
-// the binlog stream. It is the DBLog / Flink CDC watermark algorithm
-// (../../../shared/ARCHITECTURE.md, "Initial snapshot").
+// the binlog stream. It is the DBLog / Flink CDC watermark algorithm.
 //
 // The parts, each in a file named for its role:
 //

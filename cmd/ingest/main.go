@@ -1,5 +1,5 @@
 // Command ingest streams MySQL and MariaDB tables into Kafka as upserts,
-// driven by a Flink CDC-style YAML pipeline file (spec/PIPELINE.md).
+// driven by a Flink CDC-style YAML pipeline file (docs/pipeline.md).
 //
 //	ingest validate PIPELINE.yaml   check the file offline; every error at once
 //	ingest plan     PIPELINE.yaml   print the resolved pipeline and what connecting finds

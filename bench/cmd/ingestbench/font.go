@@ -73,9 +73,6 @@ const (
 	glyphW, glyphH, advance = 5, 7, 6
 )
 
-// textWidth is the width of s drawn at scale.
-func textWidth(s string, scale int) int { return len([]rune(s)) * advance * scale }
-
 // drawText draws s with its top-left corner at (x, y), each font pixel a scale×scale square.
 func drawText(img *image.RGBA, x, y int, s string, scale int, c color.Color) {
 	for _, r := range strings.ToUpper(s) {

@@ -176,8 +176,8 @@ func (p *ingestProc) wait(timeout time.Duration) (procStats, error) {
 		return p.finish(err)
 	case <-time.After(timeout):
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		<-p.done
-		return procStats{}, fmt.Errorf("ingest %s still running after %v; stopped (log: %s)", p.name, timeout, p.logPath)
+		werr := <-p.done
+		return procStats{}, fmt.Errorf("ingest %s still running after %v; stopped (%v; log: %s)", p.name, timeout, werr, p.logPath)
 	}
 }
 
@@ -190,8 +190,8 @@ func (p *ingestProc) stop() (procStats, error) {
 		return p.finish(err)
 	case <-time.After(time.Minute):
 		_ = p.cmd.Process.Kill()
-		<-p.done
-		return procStats{}, fmt.Errorf("ingest %s did not stop within a minute of SIGTERM (log: %s)", p.name, p.logPath)
+		werr := <-p.done
+		return procStats{}, fmt.Errorf("ingest %s did not stop within a minute of SIGTERM (%v; log: %s)", p.name, werr, p.logPath)
 	}
 }
 

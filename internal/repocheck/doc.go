@@ -1,0 +1,3 @@
+// Package repocheck holds tests of the repository itself rather than of a package: refs_test.go
+// checks that the paths named in Go comments and in markdown files exist. It has no code.
+package repocheck
