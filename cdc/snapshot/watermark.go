@@ -213,7 +213,10 @@ func (m *mergeState) tombstones() []change.Row {
 }
 
 // read calls fn for every rows event from low until the position reaches high, with the
-// position at the end of the event.
+// position at the end of the event. MariaDB 11.4 (with binlog_legacy_event_pos=OFF, its default)
+// writes 0 as the end of the events inside a transaction; such an event gets the end of the
+// last event before it that has one (the transaction's GTID event), which is after low
+// exactly when the transaction is.
 func (w *binlogWindow) read(ctx context.Context, low, high cdc.Position, fn func(*replication.RowsEvent, cdc.Position) error) error {
 	var id uint32
 	select {
@@ -242,7 +245,11 @@ func (w *binlogWindow) read(ctx context.Context, low, high cdc.Position, fn func
 			file = string(e.NextLogName)
 			continue
 		case *replication.RowsEvent:
-			if err := fn(e, cdc.Position{File: file, Offset: ev.Header.LogPos}); err != nil {
+			end := ev.Header.LogPos
+			if end == 0 {
+				end = at
+			}
+			if err := fn(e, cdc.Position{File: file, Offset: end}); err != nil {
 				return err
 			}
 		}

@@ -12,7 +12,7 @@ func TestValidateRefusesPathNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := writeFile(t, "pipeline.yaml", goodPipeline+"pipeline:\n  name: "+name+"\n", 0o644)
 			code, _, stderr := runCLI(t, "validate", p)
-			if code != exitInvalid || !strings.Contains(stderr, "pipeline.name") || !strings.Contains(stderr, "letters, digits") {
+			if code != exitInvalid || !strings.Contains(stderr, "pipeline.name") || !strings.Contains(stderr, "printable characters other than") {
 				t.Fatalf("exit %d, want %d with the pipeline.name error:\n%s", code, exitInvalid, stderr)
 			}
 		})
