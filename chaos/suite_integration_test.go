@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/ingestkit/ingest/internal/testenv"
 )
 
 // The suite's environment:
@@ -86,7 +88,7 @@ func env(t *testing.T) *Services {
 
 func setup() error {
 	ctx := context.Background()
-	repo, err := repoRoot()
+	repo, err := testenv.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -204,24 +206,6 @@ func sharedLibs() string {
 		return matches[len(matches)-1]
 	}
 	return ""
-}
-
-// repoRoot finds the module root above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // disruptive skips a scenario that stops, restarts or throttles the services when they are

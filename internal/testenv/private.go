@@ -31,7 +31,7 @@ type MariaDB struct {
 // test ends. Give every test binary its own port.
 func StartMariaDB(t testing.TB, port int) *MariaDB {
 	t.Helper()
-	repo, err := repoRoot()
+	repo, err := RepoRoot()
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
@@ -114,8 +114,8 @@ func (m *MariaDB) script(args ...string) error {
 	return nil
 }
 
-// repoRoot finds the repository root (the directory of go.mod) from the working directory.
-func repoRoot() (string, error) {
+// RepoRoot finds the repository root (the directory of go.mod) from the working directory.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
