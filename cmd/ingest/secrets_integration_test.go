@@ -50,11 +50,11 @@ sink:
   topic: ${secret_values.topic}
 %[2]s`
 
-// saslSink turns on SASL/PLAIN with a secret username; the test broker has no SASL
-// listener, so this pipeline always fails (at the handshake).
+// saslSink turns on SASL/SCRAM-SHA-256 with a secret username and password, against the test
+// broker's SASL listener (scripts/services), where the test creates the user.
 const saslSink = `  properties.security.protocol: SASL_PLAINTEXT
-  properties.sasl.mechanism: PLAIN
-  properties.sasl.jaas.config: org.apache.kafka.common.security.plain.PlainLoginModule required username="${secret_values.sasl-user}" password="${secret_values.mysql-pw}";
+  properties.sasl.mechanism: SCRAM-SHA-256
+  properties.sasl.jaas.config: org.apache.kafka.common.security.scram.ScramLoginModule required username="${secret_values.sasl-user}" password="${secret_values.sasl-pw}";
 `
 
 // apsaraSink points the sink at the fake ApsaraMQ OpenAPI server with a secret AccessKey.
@@ -240,7 +240,13 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 	topic := "topic_" + tok
 	adm := kadm.NewClient(testenv.Kafka(t))
-	t.Cleanup(func() { _, _ = adm.DeleteTopics(context.Background(), topic, "ali_"+tok) })
+	t.Cleanup(func() { _, _ = adm.DeleteTopics(context.Background(), topic, "ali_"+topic, "sasl_"+topic) })
+	saslHost, saslPort, _ := strings.Cut(testenv.KafkaSASLAddr(), ":")
+	if saslHost != "127.0.0.1" {
+		t.Skip("the SASL bootstrap secret is localhost: the test broker's SASL listener must be on 127.0.0.1")
+	}
+	saslUser, saslPw := "sasl_"+tok, "saslpw_"+tok
+	createSCRAMUser(t, adm, saslUser, saslPw)
 
 	srv := aliyuntest.NewServer()
 	defer srv.Close()
@@ -267,7 +273,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	good := map[string]string{
 		"mysql-host": "localhost", "mysql-port": mysqlPort, "mysql-user": user, "mysql-pw": pw, "db": db,
-		"bootstrap": "localhost:" + kafkaPort, "topic": topic, "sasl-user": "sasl_" + tok,
+		"bootstrap": "localhost:" + kafkaPort, "topic": topic,
+		"sasl-bootstrap": "localhost:" + saslPort, "sasl-user": saslUser, "sasl-pw": saslPw,
 		"ak-id": akID, "ak-secret": akSecret,
 	}
 	pipelineFile := func(label, name, extra string) string {
@@ -281,10 +288,10 @@ func TestSecretsNeverLeak(t *testing.T) {
 	saslP := pipelineFile("sasl", "leak-s-"+tok, saslSink)
 	apsaraP := pipelineFile("apsara", "leak-a-"+tok,
 		fmt.Sprintf(apsaraSink, aliyuntest.InstanceID, srv.Host(), aliyuntest.RegionID))
-	// The ApsaraMQ pipeline writes to its own topic.
-	if b, err := os.ReadFile(apsaraP); err == nil {
-		_ = os.WriteFile(apsaraP, bytes.Replace(b, []byte("${secret_values.topic}"), []byte("ali_${secret_values.topic}"), 1), 0o644)
-	}
+	// The ApsaraMQ pipeline writes to its own topic; the SASL one too, through the SASL listener.
+	replaceIn(t, apsaraP, "${secret_values.topic}", "ali_${secret_values.topic}")
+	replaceIn(t, saslP, "${secret_values.topic}", "sasl_${secret_values.topic}")
+	replaceIn(t, saslP, "${secret_values.bootstrap}", "${secret_values.sasl-bootstrap}")
 
 	t.Run("right values", func(t *testing.T) {
 		h.t = t
@@ -328,6 +335,16 @@ func TestSecretsNeverLeak(t *testing.T) {
 		if srv.CallCount("CreateTopic") == 0 {
 			t.Error("the ApsaraMQ pipeline created no topic through the OpenAPI")
 		}
+		saslState := filepath.Join(h.dir, "state-sasl")
+		if code, out, errOut := h.run("sasl plan", 0, "--secrets", secretsF, "plan", saslP, "--state", saslState); code != 0 {
+			t.Errorf("sasl plan: exit %d\n%s%s", code, out, errOut)
+		}
+		if code, _, errOut := h.run("sasl apply", 0, "--secrets", secretsF, "apply", saslP, "--state", saslState, "--until-caught-up"); code != 0 {
+			t.Errorf("sasl apply: exit %d\n%s", code, errOut)
+		}
+		if code, out, errOut := h.run("sasl tail", 0, "--secrets", secretsF, "tail", "--pipeline", saslP, "sasl_"+topic); code != 0 || !strings.Contains(out, `{"id":3,"v":"c"}`) {
+			t.Errorf("sasl tail: exit %d\n%s%s", code, out, errOut)
+		}
 		h.assertNoSecret(good, func(v string) bool { return strings.Contains(v, tok) || v == db })
 	})
 
@@ -344,7 +361,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		{"db", "nodb_" + tok, kafkaP, []string{"no table matches source.tables"}, false},
 		{"bootstrap", "nokafka-" + tok + ".invalid:" + kafkaPort, kafkaP, []string{"lookup ${secret_values.bootstrap}"}, true},
 		{"topic", "bad topic " + tok, kafkaP, []string{"${secret_values.topic}", "INVALID_TOPIC"}, true},
-		{"sasl-user", "sasl_" + tok, saslP, []string{"SASL"}, false},
+		{"sasl-user", "nosasl_" + tok, saslP, []string{"SASL", "authentication"}, false},
 		{"ak-id", "LTAIwrong" + tok, apsaraP, []string{"InvalidAccessKeyId"}, false},
 	}
 	for _, w := range wrong {
@@ -384,6 +401,35 @@ func TestSecretsNeverLeak(t *testing.T) {
 		})
 	}
 	t.Logf("done in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// replaceIn replaces the first old in the file at path by new.
+func replaceIn(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createSCRAMUser creates a SCRAM-SHA-256 user on the test broker and drops it after the test.
+func createSCRAMUser(t *testing.T, adm *kadm.Client, user, password string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: password}})
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatalf("create the SCRAM user on the test broker: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = adm.AlterUserSCRAMs(context.Background(), []kadm.DeleteSCRAM{{User: user, Mechanism: kadm.ScramSha256}}, nil)
+	})
 }
 
 // renamedPipeline writes a copy of the pipeline file at path whose pipeline.name has suffix

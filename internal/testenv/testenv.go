@@ -36,6 +36,10 @@ func MySQLAddr() string { return env("INGEST_TEST_MYSQL_ADDR", "127.0.0.1:3307")
 // KafkaAddr is the bootstrap address of the test Kafka broker.
 func KafkaAddr() string { return env("INGEST_TEST_KAFKA", "127.0.0.1:9092") }
 
+// KafkaSASLAddr is the address of the test broker's SASL_PLAINTEXT listener (PLAIN and
+// SCRAM-SHA-256/512; scripts/services).
+func KafkaSASLAddr() string { return env("INGEST_TEST_KAFKA_SASL", "127.0.0.1:9094") }
+
 // KafkaLibs is the directory holding the Kafka jars (for tests that run Java tools).
 func KafkaLibs() string { return os.Getenv("INGEST_TEST_KAFKA_LIBS") }
 
