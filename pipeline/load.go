@@ -163,6 +163,22 @@ func (l *loader) checkSingleDocument(dec *yaml.Decoder) {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// yamlParserErrors are the messages of yaml.v3's parser (as opposed to its scanner). yaml.v3
+// reports a parser error's line counted from 0 (decode.go, parser.fail: only scanner errors
+// get the +1), so the line it prints is one early; these need the +1 it leaves out.
+var yamlParserErrors = []string{
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"did not find expected '-' indicator",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found undefined tag handle",
+	"found duplicate %TAG directive",
+}
+
 // yamlError reports a yaml.v3 syntax error, which carries a line but no
 // column.
 func (l *loader) yamlError(err error) {
@@ -170,6 +186,9 @@ func (l *loader) yamlError(err error) {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
+		if slices.Contains(yamlParserErrors, msg) {
+			line++
+		}
 	}
 	l.errorf(Position{max(line, 1), 1}, "", "invalid YAML: %s", msg)
 }

@@ -5,6 +5,7 @@ package tail
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -29,6 +31,17 @@ type Config struct {
 	Materialize bool
 	// ReadUncommitted also shows records of open or aborted transactions.
 	ReadUncommitted bool
+	// Warn, if set, is told about topics that do not exist when the read starts. Without
+	// Follow the others are read and Read then returns a *MissingTopicsError; with Follow
+	// the read goes on and picks a missing topic up once it is created.
+	Warn func(msg string)
+}
+
+// MissingTopicsError reports the topics of a read that do not exist; the others were read.
+type MissingTopicsError struct{ Topics []string }
+
+func (e *MissingTopicsError) Error() string {
+	return fmt.Sprintf("tail: topic %s does not exist (the other topics were read)", strings.Join(e.Topics, ", "))
 }
 
 // Record is one record read back.
@@ -102,7 +115,58 @@ func Read(ctx context.Context, cfg Config, fn func(Record) error) error {
 	if cfg.ReadUncommitted {
 		iso = kgo.ReadUncommitted()
 	}
-	opts := append([]kgo.Opt{kgo.ConsumeTopics(cfg.Topics...), kgo.FetchIsolationLevel(iso),
+	meta, err := kgo.NewClient(cfg.ClientOpts...)
+	if err != nil {
+		return fmt.Errorf("tail: %w", err)
+	}
+	present, missing, err := existing(ctx, kadm.NewClient(meta), cfg.Topics)
+	meta.Close()
+	if err != nil {
+		return err
+	}
+	for _, t := range missing {
+		if cfg.Warn != nil {
+			cfg.Warn(fmt.Sprintf("tail: topic %s does not exist; reading the others", t))
+		}
+	}
+	if cfg.Follow {
+		present = cfg.Topics // a missing topic is consumed once it is created
+	}
+	if len(present) == 0 {
+		return &MissingTopicsError{Topics: missing}
+	}
+	if err := read(ctx, cfg, present, iso, fn); err != nil {
+		return err
+	}
+	if len(missing) > 0 && !cfg.Follow {
+		return &MissingTopicsError{Topics: missing}
+	}
+	return nil
+}
+
+// existing splits topics into those that exist and those that do not.
+func existing(ctx context.Context, adm *kadm.Client, topics []string) (present, missing []string, err error) {
+	details, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tail: list topics: %w", err)
+	}
+	for _, t := range topics {
+		d, ok := details[t]
+		switch {
+		case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+			missing = append(missing, t)
+		case d.Err != nil:
+			return nil, nil, fmt.Errorf("tail: topic %s: %w", t, d.Err)
+		default:
+			present = append(present, t)
+		}
+	}
+	return present, missing, nil
+}
+
+// read calls fn for every record of topics.
+func read(ctx context.Context, cfg Config, topics []string, iso kgo.IsolationLevel, fn func(Record) error) error {
+	opts := append([]kgo.Opt{kgo.ConsumeTopics(topics...), kgo.FetchIsolationLevel(iso),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, cfg.ClientOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -111,7 +175,7 @@ func Read(ctx context.Context, cfg Config, fn func(Record) error) error {
 	defer cl.Close()
 	var remaining map[string]map[int32]int64
 	if !cfg.Follow {
-		if remaining, err = endOffsets(ctx, kadm.NewClient(cl), cfg.Topics); err != nil {
+		if remaining, err = endOffsets(ctx, kadm.NewClient(cl), topics); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -104,13 +105,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 }
 
 // report prints a command's error: problems of the pipeline or its use
-// as plain lines, runtime failures through the logger.
+// as plain lines, runtime failures through the logger. With --log-format
+// json, everything goes through the logger: one record per problem of the
+// pipeline file, with its file, line, column and option path as attributes.
 func (a *app) report(e *exitError) {
-	if e.code == exitFailure && a.log != nil {
+	switch {
+	case a.log == nil:
+		fmt.Fprintln(a.stderr, e.err)
+	case e.code == exitFailure:
 		a.log.Error(e.err.Error())
+	case a.logFormat == "json":
+		a.reportJSON(e.err)
+	default:
+		fmt.Fprintln(a.stderr, e.err)
+	}
+}
+
+// reportJSON logs an invalid pipeline or usage as JSON records.
+func (a *app) reportJSON(err error) {
+	var problems pipeline.Errors
+	if !errors.As(err, &problems) {
+		a.log.Error(err.Error(), "kind", "invalid")
 		return
 	}
-	fmt.Fprintln(a.stderr, e.err)
+	for _, p := range problems {
+		a.log.Error(p.Msg, "kind", "invalid", "file", p.File, "line", p.Line, "col", p.Col, "path", p.Path)
+	}
 }
 
 func (a *app) rootCommand() *cobra.Command {

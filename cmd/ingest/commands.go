@@ -236,7 +236,7 @@ func (a *app) runTail(ctx context.Context, topics []string) error {
 		return invalid(errors.New("tail: give --bootstrap HOST:PORT or --pipeline FILE"))
 	}
 	err := tail.Run(ctx, tail.Config{Topics: topics, ClientOpts: opts, Follow: a.tail.follow,
-		Materialize: a.tail.materialize, ReadUncommitted: a.tail.readUncommitted}, a.stdout)
+		Materialize: a.tail.materialize, ReadUncommitted: a.tail.readUncommitted, Warn: func(m string) { a.log.Warn(m) }}, a.stdout)
 	if err != nil {
 		return failure(err)
 	}

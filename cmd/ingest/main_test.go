@@ -206,3 +206,45 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONLogsCoverValidation: with --log-format json, every line on stderr is a JSON record,
+// also for an invalid pipeline, and each problem of the file is one record with its place.
+func TestJSONLogsCoverValidation(t *testing.T) {
+	bad := writeFile(t, "pipeline.yaml", "source:\n  type: mysql\n  hostname: [a\nsink:\n  type: upsert-kafka\n", 0o644)
+	unknown := writeFile(t, "pipeline.yaml", goodPipeline+"  sink.no-such-option: 1\n  sink.other-unknown: 2\n", 0o644)
+	cases := []struct {
+		name    string
+		args    []string
+		records int
+		line    int
+	}{
+		{"yaml syntax", []string{"validate", bad, "--log-format", "json"}, 1, 3},
+		{"two unknown options", []string{"validate", unknown, "--log-format", "json"}, 2, 0},
+		{"missing file", []string{"plan", "--offline", filepath.Join(t.TempDir(), "none.yaml"), "--log-format", "json"}, 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, c.args...)
+			if code != exitInvalid {
+				t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitInvalid, stdout, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			var errs []map[string]any
+			for _, l := range lines {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(l), &rec); err != nil {
+					t.Fatalf("stderr line is not JSON: %q (%v)", l, err)
+				}
+				if rec["level"] == "ERROR" {
+					errs = append(errs, rec)
+				}
+			}
+			if len(errs) != c.records {
+				t.Fatalf("%d error records, want %d:\n%s", len(errs), c.records, stderr)
+			}
+			if c.line != 0 && errs[0]["line"] != float64(c.line) {
+				t.Errorf("line = %v, want %d: %v", errs[0]["line"], c.line, errs[0])
+			}
+		})
+	}
+}
