@@ -208,6 +208,17 @@ func (a *app) applyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply PIPELINE.yaml",
 		Short: "Run the pipeline until stopped (or, with --until-caught-up, until it has caught up)",
+		Long: `Run the pipeline until stopped (or, with --until-caught-up, until it has caught up).
+
+The state (lock, identity, position, topic partition counts) is kept in --state, by default
+./.ingest/<pipeline.name>/; at-least-once also keeps a copy in Kafka's state topic, and
+exactly-once keeps the position in Kafka only. SIGINT, SIGTERM and SIGHUP stop gracefully
+within --stop-timeout, with the position stored.
+
+Exit codes: 0 done (caught up, or stopped by a signal), 1 runtime failure (the fix is in the
+last log line; nothing acknowledged is lost), 2 invalid pipeline or usage.
+
+--metrics-addr serves /metrics and /healthz; --pprof adds /debug/pprof/ there.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.metricsAddr != "" {
