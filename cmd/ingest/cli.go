@@ -219,7 +219,7 @@ Exit codes: 0 done (caught up, or stopped by a signal), 1 runtime failure (the f
 last log line; nothing acknowledged is lost), 2 invalid pipeline or usage.
 
 --metrics-addr serves /metrics and /healthz; --pprof adds /debug/pprof/ there.`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.metricsAddr != "" {
 				if _, _, err := net.SplitHostPort(a.metricsAddr); err != nil {
