@@ -90,7 +90,8 @@ type Config struct {
 	// ConnectTimeout bounds one connection attempt. Default 30s.
 	ConnectTimeout time.Duration
 	// ConnectRetries is how many consecutive failed attempts to (re)connect are made before
-	// Run gives up with a [RetryableError] (connect.max-retries). Default 3.
+	// Run gives up with the last [RetryableError], marked terminal (connect.max-retries).
+	// Default 3.
 	ConnectRetries int
 	// MaxBatch is the most changes in one batch; a bigger transaction is delivered in
 	// several batches, only the last with End set. Default 1024.

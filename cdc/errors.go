@@ -1,16 +1,20 @@
 package cdc
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 )
 
 // RetryableError marks a failure that a new connection may cure (network loss, a killed
-// replication connection, a server restart). Run retries these itself, with backoff, up to
-// Config.ConnectRetries consecutive failures, and then returns one wrapped in this type.
+// replication connection, a server restart); it is retryable in the fault model
+// (internal/fault). Run retries these itself, with backoff, up to Config.ConnectRetries
+// consecutive failures, and then returns the last one marked terminal (fault.Terminal): the
+// runner does not restart a stream that could not reconnect.
+//
+// The other error types of this file are terminal: each needs a person.
 type RetryableError struct {
 	Op  string // what was being done: "connect", "read binlog", …
 	Err error
@@ -21,10 +25,21 @@ func (e *RetryableError) Error() string { return "cdc: " + e.Op + ": " + e.Err.E
 // Unwrap returns the cause.
 func (e *RetryableError) Unwrap() error { return e.Err }
 
-// IsRetryable reports whether err is (or wraps) a [RetryableError].
-func IsRetryable(err error) bool {
-	var r *RetryableError
-	return errors.As(err, &r)
+// Retry reports true: a new connection may cure it (fault.Classified).
+func (e *RetryableError) Retry() bool { return true }
+
+// IsRetryable reports whether err is retryable in the fault model: its outermost mark is a
+// [RetryableError] or fault.Retryable.
+func IsRetryable(err error) bool { return fault.IsRetryable(err) }
+
+// retryableOp makes err, a failure of op talking to the server, a [RetryableError], unless
+// the server's answer says no new connection cures it (access denied, a missing grant):
+// then it is marked terminal.
+func retryableOp(op string, err error) error {
+	if m := fault.MySQL(err); fault.IsMarked(m) && !fault.IsRetryable(m) {
+		return fault.Terminal(fmt.Errorf("cdc: %s: %w", op, err))
+	}
+	return &RetryableError{Op: op, Err: err}
 }
 
 // PositionLostError says the binlog the stream must resume from is gone from the server
@@ -41,6 +56,9 @@ func (e *PositionLostError) Error() string {
 		"scan.startup.mode latest-offset to skip the gap knowingly), and raise binlog_expire_logs_seconds so the "+
 		"binlog outlives the longest stop", e.Position, e.Err)
 }
+
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *PositionLostError) Retry() bool { return false }
 
 // Unwrap returns the server's error.
 func (e *PositionLostError) Unwrap() error { return e.Err }
@@ -60,6 +78,9 @@ func (e *PreflightError) Error() string {
 	}
 	return fmt.Sprintf("cdc: source %s cannot be read without losing changes: %s", e.Addr, strings.Join(msgs, "; "))
 }
+
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *PreflightError) Retry() bool { return false }
 
 // Has reports whether one of the problems is of the given check ("position", "server", …).
 func (e *PreflightError) Has(check string) bool {
@@ -84,6 +105,9 @@ func (e *ServerIDConflictError) Error() string {
 		"replica of this server its own server-id (source option server-id)", e.ServerID, e.Err)
 }
 
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *ServerIDConflictError) Retry() bool { return false }
+
 // Unwrap returns the server's error.
 func (e *ServerIDConflictError) Unwrap() error { return e.Err }
 
@@ -102,6 +126,9 @@ func (e *CompressedTransactionError) Error() string {
 		"setting it), then re-snapshot the tables, or restart past it knowingly with scan.startup.mode "+
 		"specific-offset", e.Position)
 }
+
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *CompressedTransactionError) Retry() bool { return false }
 
 // StatementFormatError says the binlog holds a row change of a captured table as an SQL
 // statement (a Query event), not as row events: the server, or the session that wrote it,
@@ -128,6 +155,9 @@ func (e *StatementFormatError) Error() string {
 		"then re-snapshot the table (remove the pipeline's stored state)", e.Position, table, stmt)
 }
 
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *StatementFormatError) Retry() bool { return false }
+
 // NoPrimaryKeyError names captured tables that have no primary key and no key given by the
 // pipeline: they cannot be written as keyed upserts.
 type NoPrimaryKeyError struct {
@@ -144,6 +174,9 @@ func (e *NoPrimaryKeyError) Error() string {
 		"(source option tables.exclude)", strings.Join(names, ", "), names[0])
 }
 
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *NoPrimaryKeyError) Retry() bool { return false }
+
 // NullableKeyError says a column that keys a captured table's records (named in transform
 // primary-keys) may hold NULL. Rows with NULL there would share one record key, and an
 // upsert topic would keep only the last of them, so the snapshot and the binlog stream both
@@ -159,6 +192,9 @@ func (e *NullableKeyError) Error() string {
 		"or name NOT NULL columns in the table's transform primary-keys", e.Table, e.Column, e.Table, e.Column)
 }
 
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *NullableKeyError) Retry() bool { return false }
+
 // SchemaError says a row could not be matched with or decoded by the table description.
 type SchemaError struct {
 	Table    change.TableID
@@ -169,6 +205,9 @@ type SchemaError struct {
 func (e *SchemaError) Error() string {
 	return fmt.Sprintf("cdc: table %s at %s: %v", e.Table, e.Position, e.Err)
 }
+
+// Retry reports false: a restart meets it again (fault.Classified).
+func (e *SchemaError) Retry() bool { return false }
 
 // Unwrap returns the cause.
 func (e *SchemaError) Unwrap() error { return e.Err }

@@ -30,6 +30,9 @@ type Problem struct {
 	Severity Severity
 	Check    string // short name: "binlog_format", "privileges", …
 	Message  string // what was found and the statement or setting that fixes it
+	// Err is the cause of a "connect" problem (the client's error, for the fault model:
+	// access denied is terminal, a server away retryable); nil for the others.
+	Err error
 }
 
 func (p Problem) String() string { return p.Severity.String() + ": " + p.Check + ": " + p.Message }
@@ -59,7 +62,8 @@ func Preflight(ctx context.Context, cfg Config) []Problem {
 		err = db.PingContext(ctx)
 	}
 	if err != nil {
-		return []Problem{{Severity: Error, Check: "connect", Message: fmt.Sprintf("connect to %s as %s: %v", c.Addr, c.User, err)}}
+		err = fmt.Errorf("connect to %s as %s: %w", c.Addr, c.User, err)
+		return []Problem{{Severity: Error, Check: "connect", Message: err.Error(), Err: err}}
 	}
 	var problems []Problem
 	problems = append(problems, checkVariables(ctx, db)...)
@@ -89,12 +93,16 @@ func (c Config) readFrom() Position {
 
 // Refuse returns a [PreflightError] with the Error problems of a [Preflight], or nil when
 // there are none. A server that could not be reached is a [RetryableError] instead: nothing
-// is known of it yet.
+// is known of it yet; one that refused the user (access denied) is terminal.
 func Refuse(addr string, problems []Problem) error {
 	var errs []Problem
 	for _, p := range problems {
 		if p.Check == "connect" {
-			return &RetryableError{Op: "connect", Err: errors.New(p.Message)}
+			cause := p.Err
+			if cause == nil {
+				cause = errors.New(p.Message)
+			}
+			return retryableOp("connect", cause)
 		}
 		if p.Severity == Error {
 			errs = append(errs, p)

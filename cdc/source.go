@@ -18,6 +18,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 )
 
 // Source streams the row binlog of a MySQL or MariaDB server as change batches.
@@ -128,7 +129,7 @@ func (s *Source) SchemaHistory() []byte {
 func (s *Source) startHistory(ctx context.Context, loader sqlInfo, srv *server, from Position) (*schemaHistory, error) {
 	initial, err := loader.loadAll(ctx, s.cfg.Tables)
 	if err != nil {
-		return nil, &RetryableError{Op: "read information_schema", Err: err}
+		return nil, retryableOp("read information_schema", err)
 	}
 	hist := newSchemaHistory(from, s.cfg.Tables, ddlEnv{mariaDB: srv.mariaDB, intWidths: showsIntWidths(srv)})
 	switch {
@@ -217,7 +218,7 @@ func (s *Source) openDB() (*sql.DB, error) {
 func inspectServer(ctx context.Context, db *sql.DB) (*server, error) {
 	srv := &server{collations: map[uint64]string{}}
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&srv.version); err != nil {
-		return nil, &RetryableError{Op: "connect", Err: err}
+		return nil, retryableOp("connect", err)
 	}
 	srv.mariaDB = strings.Contains(strings.ToLower(srv.version), "mariadb")
 	rows, err := db.QueryContext(ctx, "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL")
@@ -401,7 +402,8 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 		// connect.max-retries bounds the attempts, but once the stream has run, a server that
 		// restarts (which takes seconds) is waited for during reconnectWindow as well.
 		if failures > s.cfg.ConnectRetries && (!streamed || time.Since(lostAt) > reconnectWindow) {
-			return err
+			// Retried here already: the runner is not to restart the stream over again.
+			return fault.Terminal(err)
 		}
 		s.cfg.Logger.Warn("cdc: binlog connection lost, reconnecting", "error", err, "position", st.delivered.String(),
 			"attempt", failures)

@@ -213,13 +213,20 @@ func (p *phasePipe) closeAll() {
 // produce runs the phases into pipe: the snapshot, then the stream.
 func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 	if ph.runSnap {
-		r.log.Info("initial snapshot started", "parallelism", r.def.Pipeline.Parallelism)
+		r.snapshotting = true
+		if ph.progress != nil {
+			r.log.Info("initial snapshot resumed from its stored chunk progress", "parallelism", r.def.Pipeline.Parallelism,
+				"chunks", len(ph.progress.Chunks))
+		} else {
+			r.log.Info("initial snapshot started", "parallelism", r.def.Pipeline.Parallelism)
+		}
 		if err := ph.snap.Run(ctx, pipe.snapshot); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
+		r.snapshotting = false
 		r.display.SnapshotDone()
 		r.log.Info("initial snapshot finished")
 	}

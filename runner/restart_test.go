@@ -3,11 +3,16 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 	"github.com/ingestkit/ingest/schemachange"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -22,6 +27,11 @@ func TestRestarting(t *testing.T) {
 	down := &upsert.Error{Op: "commit", Retryable: true, Err: errors.New("unable to dial")}
 	fatal := &upsert.Error{Op: "produce", Err: errors.New("record too large")}
 	refused := &schemachange.RefusedError{Table: change.TableID{DB: "app", Table: "t"}, Statement: "ALTER TABLE t ADD c INT"}
+	// The snapshot's and the stream's errors, as internal/fault marks them.
+	killed := fault.MySQL(fmt.Errorf("snapshot: app.t chunk (10, 20]: %w", &mysql.MySQLError{Number: 1927, Message: "Connection was killed"}))
+	denied := fault.MySQL(fmt.Errorf("snapshot: connect: %w", &mysql.MySQLError{Number: 1045, Message: "Access denied"}))
+	gaveUp := fault.Terminal(&cdc.RetryableError{Op: "read binlog", Err: errors.New("connection refused")})
+	unmarked := errors.New("decode: bad DATETIME")
 	ok := attempt{running: true}
 	for _, c := range []struct {
 		name     string
@@ -38,6 +48,12 @@ func TestRestarting(t *testing.T) {
 		{"restart fails while starting", []attempt{{true, down}, {false, down}, {false, down}, ok}, 4, nil},
 		{"fatal while restarting", []attempt{{true, down}, {false, fatal}}, 2, fatal},
 		{"gives up", repeat(attempt{true, down}, maxRestarts+5), maxRestarts + 1, down},
+		{"snapshot connection killed", []attempt{{true, killed}, ok}, 2, nil},
+		{"snapshot connection killed at the first start", []attempt{{false, killed}}, 1, killed},
+		{"password refused at a restart", []attempt{{true, killed}, {false, denied}}, 2, denied},
+		{"stream gave up reconnecting", []attempt{{true, gaveUp}}, 1, gaveUp},
+		{"stream lost before its own retries", []attempt{{true, &cdc.RetryableError{Op: "connect", Err: errors.New("refused")}}, ok}, 2, nil},
+		{"unmarked is terminal", []attempt{{true, unmarked}}, 1, unmarked},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls, retries := 0, 0
@@ -92,6 +108,7 @@ func TestStoppedDuringBackOff(t *testing.T) {
 		{"retryable at the stop", stoppedCtx, down, nil},
 		{"cancelled", stoppedCtx, context.Canceled, nil},
 		{"fatal at the stop", stoppedCtx, fatal, fatal},
+		{"snapshot connection lost at the stop", stoppedCtx, fault.Retryable(errors.New("connection was killed")), nil},
 		{"retryable without a stop", context.Background(), down, down},
 	} {
 		if got := r.stopped(c.ctx, c.err); got != c.want {

@@ -15,6 +15,7 @@ import (
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 	"github.com/ingestkit/ingest/metrics"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/progress"
@@ -112,7 +113,7 @@ func (r *run) stopped(ctx context.Context, err error) error {
 	if ctx.Err() == nil || err == nil {
 		return err
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || upsert.IsRetryable(err) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || fault.IsRetryable(err) {
 		if !errors.Is(err, context.Canceled) {
 			r.log.Warn("stopped before everything was written to Kafka; the next run writes the rest from the stored position", "err", err)
 		}
@@ -146,21 +147,24 @@ func listenMetrics(opts Options) (*metrics.Server, error) {
 	return srv, nil
 }
 
-// maxRestarts bounds the in-process restarts in a row after retryable sink failures; the
-// waits between them double from a second to half a minute. A run that lasted restartReset
+// maxRestarts bounds the in-process restarts in a row after retryable failures; the waits
+// between them double from a second to half a minute. A run that lasted restartReset
 // before failing starts the count again.
 const (
 	maxRestarts  = 10
 	restartReset = 5 * time.Minute
 )
 
-// runRestarting runs the pipeline, and runs it again from the last stored position (with
-// exactly-once: the last commit) when the sink failed with a retryable error after the
-// pipeline had started: a broker outage at a commit, a Kafka transaction that outlived
-// transaction.timeout.ms behind a slow broker. A restart writes nothing twice with
-// exactly-once (the failed transaction is aborted) and what at-least-once allows otherwise.
-// Failures while the first run starts (a wrong address, refused credentials) and fatal
-// ones end it.
+// runRestarting is the pipeline's one supervisor: it runs the pipeline, and runs it again
+// in-process from what is stored when any part failed with an error that the fault model
+// (internal/fault) marks retryable after the pipeline had started: the sink's (a broker
+// outage at a commit, a Kafka transaction that outlived transaction.timeout.ms behind a
+// slow broker), the snapshot's (a reader's connection lost or killed: the snapshot resumes
+// from its stored chunk progress, reading only the chunks not finished), the binlog
+// stream's before it retried by itself. A restart writes nothing twice with exactly-once
+// (the failed transaction is aborted) and what at-least-once allows otherwise. Failures
+// while the first run starts (a wrong address, refused credentials) and terminal ones
+// (unmarked errors included) end it.
 func (r *run) runRestarting(ctx context.Context) error {
 	once := func(ctx context.Context) (bool, error) {
 		r.running = false
@@ -170,13 +174,26 @@ func (r *run) runRestarting(ctx context.Context) error {
 	}
 	retried := func(err error, restart int, wait time.Duration) {
 		r.m.Errors.WithLabelValues("retry").Inc()
-		r.log.Warn("restarting from the last stored position", "err", err, "restart", restart, "of", maxRestarts, "in", wait)
+		msg, attrs := r.resumes()
+		r.log.Warn(msg, append(attrs, "err", err, "restart", restart, "of", maxRestarts, "in", wait)...)
 	}
 	return restarting(ctx, once, retried, time.Second)
 }
 
-// restarting calls once until it returns nil, a fatal error, or a retryable one before any
-// call got the pipeline running, or maxRestarts retryable failures in a row. A restart
+// resumes says what a restart resumes from: the snapshot's stored chunk progress when the
+// run failed while the snapshot was under way, otherwise the stream's stored position.
+func (r *run) resumes() (string, []any) {
+	if r.snapshotting {
+		return "restarting: the snapshot resumes from its stored chunk progress; finished chunks are not read again", nil
+	}
+	if pos, _ := r.status.position.Load().(string); pos != "" {
+		return "restarting: the binlog stream resumes from the stored position", []any{"position", pos}
+	}
+	return "restarting from the stored position", nil
+}
+
+// restarting calls once until it returns nil, a terminal error, or a retryable one before
+// any call got the pipeline running, or maxRestarts retryable failures in a row. A restart
 // that fails while starting again (the broker still away) is restarted too: only the
 // first start's failures are the configuration's. The waits double from firstWait to
 // 30 times it; retried is told of each.
@@ -187,7 +204,7 @@ func restarting(ctx context.Context, once func(context.Context) (running bool, e
 		began := time.Now()
 		running, err := once(ctx)
 		ran = ran || running
-		if ctx.Err() != nil || !ran || !upsert.IsRetryable(err) {
+		if ctx.Err() != nil || !ran || !fault.IsRetryable(err) {
 			return err
 		}
 		if time.Since(began) >= restartReset {
@@ -222,6 +239,7 @@ type run struct {
 	phases        *phases
 	capture       *captureSet          // the captured set, with a snapshot (initial and snapshot modes); nil otherwise
 	running       bool                 // this run got past its start: its failures may be restarted
+	snapshotting  bool                 // the snapshot is under way (set by produce; read after the run returns)
 	source        *cdc.Source          // set by produce before the stream's first batch; then read by forward
 	chunks        chunkParts           // owned by forward
 	history       historyParts         // owned by forward
@@ -699,7 +717,7 @@ func (r *run) saveLast() error {
 			r.pending = cp
 		}
 		r.mu.Unlock()
-		return fmt.Errorf("store position %s: %w", cp.Position, err)
+		return fault.Terminal(fmt.Errorf("store position %s: %w", cp.Position, err)) // a full or read-only disk needs a person
 	}
 	r.m.PositionStored.SetToCurrentTime()
 	r.status.position.Store(string(cp.Position))

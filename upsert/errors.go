@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -55,10 +54,15 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// IsRetryable reports whether err is a sink [Error] marked retryable.
+// Retry reports the Retryable field: the sink's verdict in the fault model
+// (internal/fault), which the runner's supervisor follows.
+func (e *Error) Retry() bool { return e.Retryable }
+
+// IsRetryable reports whether err is a sink [Error] marked retryable (and no outer mark
+// overrules it).
 func IsRetryable(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Retryable
+	return errors.As(err, &e) && fault.IsRetryable(err)
 }
 
 // OversizedError is the cause of an [Error] for a record larger than max.request.size.
@@ -77,14 +81,12 @@ func retryable(err error) bool {
 	case errors.Is(err, ErrFenced), errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
 		return false
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout),
-		errors.Is(err, kgo.ErrRecordRetries), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		errors.Is(err, kgo.ErrRecordRetries):
 		return true
+	case fault.IsMarked(err):
+		return fault.IsRetryable(err)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	return kerr.IsRetriable(err)
+	return fault.IsRetryable(fault.Network(err)) || kerr.IsRetriable(err)
 }
 
 // ErrTransactionTimedOut reports that the Kafka transaction coordinator aborted the open

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 )
 
 // Handoff is the filter between a finished snapshot and the binlog stream. The stream starts
@@ -42,8 +43,9 @@ type handoffChunk struct {
 // Handoff returns the filter for the binlog stream after the snapshot. The progress must be
 // Done (Run has returned nil, or Config.Resume was Done). On MariaDB the start position also
 // carries the GTID state of its file and offset (BINLOG_GTID_POS), so the stream can resume
-// by GTID.
-func (s *Snapshot) Handoff(ctx context.Context) (*Handoff, error) {
+// by GTID. Its errors are classified as Run's.
+func (s *Snapshot) Handoff(ctx context.Context) (_ *Handoff, err error) {
+	defer func() { err = fault.MySQL(err) }()
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -277,7 +279,7 @@ func (h *Handoff) prefetch(ctx context.Context, b change.Batch, pos cdc.Position
 // when the server must weigh a key and cannot.
 func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos cdc.Position) (change.Batch, error) {
 	if err := h.prefetch(ctx, b, pos); err != nil {
-		return change.Batch{}, err
+		return change.Batch{}, fault.MySQL(err) // the server weighs keys: a lost connection is retryable
 	}
 	out := b
 	out.Changes = nil
@@ -288,7 +290,7 @@ func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos cdc.Position) 
 		}
 		kept, ok, err := h.filter(ctx, c, pos)
 		if err != nil {
-			return change.Batch{}, err
+			return change.Batch{}, fault.MySQL(err)
 		}
 		if ok {
 			out.Changes = append(out.Changes, kept)

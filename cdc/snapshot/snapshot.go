@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 )
 
 // Snapshot reads the initial snapshot of a set of tables. Create it with [New]; call Run
@@ -38,8 +39,13 @@ func New(cfg Config) *Snapshot {
 // Done set, and returns nil. Batches of different chunks never interleave.
 //
 // Run returns the first error of any part (with the table, chunk range and positions it
-// concerns) or the context's error, after every goroutine it started has stopped.
-func (s *Snapshot) Run(ctx context.Context, out chan<- change.Batch) error {
+// concerns) or the context's error, after every goroutine it started has stopped. A lost
+// connection (the server restarted, a reader's connection killed) is marked retryable
+// (internal/fault): the caller may run a new Snapshot from the progress it stored, which
+// reads only the chunks not finished; what the server refuses (access denied, a missing
+// grant) is marked terminal.
+func (s *Snapshot) Run(ctx context.Context, out chan<- change.Batch) (err error) {
+	defer func() { err = fault.MySQL(err) }()
 	if s.err != nil {
 		return s.err
 	}
@@ -226,8 +232,9 @@ func (s *Snapshot) emitPiece(ctx context.Context, p piece, out chan<- change.Bat
 // first stored progress restarts the snapshot from nothing, and a key an emitted chunk
 // carried but that was deleted before the restart never gets its tombstone (at-least-once
 // delivery only: with exactly-once, records not committed with a progress are aborted). With
-// Config.Resume set, Begin returns it unchanged.
-func (s *Snapshot) Begin(ctx context.Context) (Progress, error) {
+// Config.Resume set, Begin returns it unchanged. Its errors are classified as Run's.
+func (s *Snapshot) Begin(ctx context.Context) (_ Progress, err error) {
+	defer func() { err = fault.MySQL(err) }()
 	if s.err != nil {
 		return Progress{}, s.err
 	}
