@@ -34,5 +34,8 @@
 // Concurrency: a [Source] is used by one goroutine calling [Source.Run]; Run owns every
 // goroutine it starts and returns only after they have stopped. Errors are typed: see
 // [RetryableError], [PositionLostError], [ServerIDConflictError], [NoPrimaryKeyError],
-// [PreflightError] and [StatementFormatError].
+// [PreflightError] and [StatementFormatError]. Each is classified in the fault model
+// (internal/fault): [RetryableError] is retryable, the others terminal, and a server that
+// refuses the user (access denied, a missing grant) is terminal too. Run retries the
+// retryable ones itself; the last one, when it gives up, is marked terminal.
 package cdc

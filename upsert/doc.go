@@ -40,8 +40,9 @@
 // acknowledged (at-least-once, none) or committed (exactly-once); the runner stores it.
 // Closing the channel or cancelling the context stops Run after a final flush (and commit)
 // bounded by Config.StopTimeout. Errors are [*Error]s with the topic, table and key
-// involved; [IsRetryable] tells whether a restart from the last checkpoint may succeed, and
-// [ErrFenced] marks a writer that another took over.
+// involved; [IsRetryable] tells whether a restart from the last checkpoint may succeed (an
+// Error carries its class in the fault model, internal/fault, which the runner's supervisor
+// follows), and [ErrFenced] marks a writer that another took over.
 //
 // Exactly-once uses one transactional id per pipeline. Each Kafka transaction holds whole
 // source transactions plus the state records of the newest checkpoint in it, committed

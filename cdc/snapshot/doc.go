@@ -89,4 +89,12 @@
 // connection, and one emitter, in an errgroup with bounded channels between them) and returns
 // only after they have stopped. ProgressAt may be called from any goroutine while Run runs.
 // A [Handoff] is safe for concurrent use.
+//
+// # Errors
+//
+// Run, Begin, Handoff and Handoff.Filter classify their errors in the fault model
+// (internal/fault, its MySQL classifier): a lost connection (a reader's connection killed,
+// the server restarting) is retryable, and the runner then runs a new Snapshot from the
+// progress it stored, which reads only the chunks not finished; what the server refuses
+// (access denied, a missing grant, an unknown table) is terminal.
 package snapshot
