@@ -51,7 +51,7 @@ type infoColumn struct {
 	JSON       bool   `json:"json,omitempty"`    // MariaDB: a CHECK (json_valid(`col`)) exists
 	// ColumnCheck says the JSON check is the column's own (MariaDB's JSON type, or CHECK in
 	// the column definition): MODIFY and CHANGE replace it with the new definition's.
-	ColumnCheck bool `json:"column_check,omitempty"`
+	ColumnCheck bool   `json:"column_check,omitempty"`
 	NotNull     bool   `json:"not_null,omitempty"` // IS_NULLABLE = 'NO'
 	Comment     string `json:"comment,omitempty"`  // COLUMN_COMMENT
 }
