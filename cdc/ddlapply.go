@@ -453,6 +453,7 @@ func (w *ddlWork) constraint(ti *tableInfo, c *ast.Constraint) error {
 				return fmt.Errorf("PRIMARY KEY (%s): no such column", k.Column.Name.O)
 			}
 			pk = append(pk, col.Name)
+			col.NotNull = true // the server makes a key column NOT NULL
 		}
 		ti.PrimaryKey = pk
 	case ast.ConstraintCheck:
@@ -508,7 +509,11 @@ func (w *ddlWork) column(def *ast.ColumnDef, tableCharset string) (infoColumn, c
 	for _, opt := range def.Options {
 		switch opt.Tp {
 		case ast.ColumnOptionPrimaryKey:
-			ex.primary = true
+			ex.primary, ic.NotNull = true, true
+		case ast.ColumnOptionNotNull:
+			ic.NotNull = true
+		case ast.ColumnOptionNull:
+			ic.NotNull = false
 		case ast.ColumnOptionCollate:
 			collate = opt.StrValue
 		case ast.ColumnOptionCheck:
@@ -520,15 +525,22 @@ func (w *ddlWork) column(def *ast.ColumnDef, tableCharset string) (infoColumn, c
 			if !ok {
 				continue
 			}
-			switch kind, value, _ := directive(v.GetString()); kind {
+			switch kind, value, ok := directive(v.GetString()); kind {
 			case directiveType:
 				typeName = value
 			case directiveCharset:
 				charset = normCharset(value)
 			case directiveCollate:
 				collate = value
+			default:
+				if !ok {
+					ic.Comment = v.GetString()
+				}
 			}
 		}
+	}
+	if def.Tp != nil && def.Tp.GetFlag()&tmysql.NotNullFlag != 0 { // SERIAL
+		ic.NotNull = true
 	}
 	if collate != "" {
 		charset = charsetOfCollation(collate)

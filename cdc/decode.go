@@ -69,6 +69,10 @@ type Column struct {
 	Scale int
 	// Labels holds the members of an ENUM or SET in definition order.
 	Labels []string
+	// NotNull says the column is declared NOT NULL.
+	NotNull bool
+	// Comment is the column's COMMENT ("" when none, or not known).
+	Comment string
 
 	class  class
 	medium bool    // MEDIUMINT: go-mysql sign-extends its 24 bits into an int32

@@ -51,7 +51,9 @@ type infoColumn struct {
 	JSON       bool   `json:"json,omitempty"`    // MariaDB: a CHECK (json_valid(`col`)) exists
 	// ColumnCheck says the JSON check is the column's own (MariaDB's JSON type, or CHECK in
 	// the column definition): MODIFY and CHANGE replace it with the new definition's.
-	ColumnCheck bool `json:"column_check,omitempty"`
+	ColumnCheck bool   `json:"column_check,omitempty"`
+	NotNull     bool   `json:"not_null,omitempty"` // IS_NULLABLE = 'NO'
+	Comment     string `json:"comment,omitempty"`  // COLUMN_COMMENT
 }
 
 // column returns the info of the named column, or nil.
@@ -184,6 +186,9 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", id, err)
 		}
+		if known, nullable := tm.Nullable(i); known { // the TABLE_MAP's null bits are authoritative
+			col.NotNull = !nullable
+		}
 		cols[i] = col
 	}
 	var pk []string
@@ -289,7 +294,7 @@ func tableFromInfo(id change.TableID, info *tableInfo, opts schemaOptions) (*Tab
 func schemaOfInfo(id change.TableID, info *tableInfo, opts schemaOptions) *change.Schema {
 	s := &change.Schema{Table: id, Columns: make([]change.Column, len(info.Columns))}
 	for i, ic := range info.Columns {
-		s.Columns[i] = change.Column{Name: ic.Name, SQLType: ic.ColumnType}
+		s.Columns[i] = change.Column{Name: ic.Name, SQLType: ic.ColumnType, NotNull: ic.NotNull, Comment: ic.Comment}
 	}
 	pk := info.PrimaryKey
 	if opts.keys != nil {
@@ -327,7 +332,7 @@ func newTable(id change.TableID, cols []Column, pk []string, opts schemaOptions)
 	}
 	schema := &change.Schema{Table: id, Columns: make([]change.Column, len(cols)), Key: key}
 	for i, c := range cols {
-		schema.Columns[i] = change.Column{Name: c.Name, SQLType: c.SQLType}
+		schema.Columns[i] = change.Column{Name: c.Name, SQLType: c.SQLType, NotNull: c.NotNull, Comment: c.Comment}
 	}
 	return &Table{Schema: schema, Columns: cols}, nil
 }
@@ -358,7 +363,7 @@ func realType(tp byte, meta uint16) (byte, int) {
 func columnFromMap(tp byte, meta uint16, f binlogFacts, ic *infoColumn, opts schemaOptions) (Column, error) {
 	c := Column{Name: f.name, Unsigned: f.unsigned, Labels: f.labels}
 	if ic != nil {
-		c.SQLType = ic.ColumnType
+		c.SQLType, c.NotNull, c.Comment = ic.ColumnType, ic.NotNull, ic.Comment
 	}
 	tp, length := realType(tp, meta)
 	if ic != nil && tp == mysql.MYSQL_TYPE_STRING {
@@ -491,7 +496,8 @@ func (c Column) withCharset(charset string, rawLabels bool) (Column, error) {
 
 // columnFromInfo classifies a column from information_schema alone.
 func columnFromInfo(ic infoColumn, opts schemaOptions) (Column, error) {
-	c := Column{Name: ic.Name, SQLType: ic.ColumnType, Unsigned: strings.Contains(ic.ColumnType, "unsigned")}
+	c := Column{Name: ic.Name, SQLType: ic.ColumnType, Unsigned: strings.Contains(ic.ColumnType, "unsigned"),
+		NotNull: ic.NotNull, Comment: ic.Comment}
 	switch ic.DataType {
 	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
 		c.class, c.medium = classInt, ic.DataType == "mediumint"
@@ -584,7 +590,8 @@ func sameShape(a, b *Table) bool {
 	}
 	for i := range a.Columns {
 		x, y := &a.Columns[i], &b.Columns[i]
-		if x.Name != y.Name || x.SQLType != y.SQLType || x.class != y.class || x.Unsigned != y.Unsigned ||
+		if x.Name != y.Name || x.SQLType != y.SQLType || x.NotNull != y.NotNull || x.Comment != y.Comment ||
+			x.class != y.class || x.Unsigned != y.Unsigned ||
 			x.Charset != y.Charset || x.Length != y.Length || x.Scale != y.Scale || !slices.Equal(x.Labels, y.Labels) {
 			return false
 		}

@@ -194,3 +194,28 @@ func TestTableFromMapNullableKey(t *testing.T) {
 		}
 	}
 }
+
+// TestTableFromMapNotNull takes each column's nullability from the TABLE_MAP's null bits,
+// over the schema history's, and the comment from the history.
+func TestTableFromMapNotNull(t *testing.T) {
+	tm := &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: 3,
+		ColumnType: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0, 0, 0},
+		NullBitmap: []byte{0b110}, ColumnName: [][]byte{[]byte("a"), []byte("b"), []byte("c")}}
+	info := &tableInfo{PrimaryKey: []string{"a"}, Columns: []infoColumn{
+		{Name: "a", DataType: "int", ColumnType: "int(11)", NotNull: true, Comment: "the key"},
+		{Name: "b", DataType: "int", ColumnType: "int(11)", NotNull: true}, // stale: the binlog says nullable
+		{Name: "c", DataType: "int", ColumnType: "int(11)", Comment: "c's"},
+	}}
+	tbl, err := tableFromMap(tm, info, schemaOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []change.Column{{Name: "a", SQLType: "int(11)", NotNull: true, Comment: "the key"},
+		{Name: "b", SQLType: "int(11)"}, {Name: "c", SQLType: "int(11)", Comment: "c's"}}
+	if !reflect.DeepEqual(tbl.Schema.Columns, want) {
+		t.Errorf("columns\n got %+v\nwant %+v", tbl.Schema.Columns, want)
+	}
+	if fromInfo, err := tableFromInfo(tbl.Schema.Table, info, schemaOptions{}); err != nil || !fromInfo.Schema.Columns[1].NotNull {
+		t.Errorf("tableFromInfo: %v, column b %+v, want NOT NULL as information_schema says", err, fromInfo.Schema.Columns[1])
+	}
+}

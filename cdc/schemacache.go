@@ -120,7 +120,8 @@ WHERE TABLE_TYPE NOT IN ('VIEW', 'SYSTEM VIEW') AND `
 
 const columnsQuery = `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IFNULL(CHARACTER_SET_NAME, ''),
   IFNULL(NUMERIC_SCALE, IFNULL(DATETIME_PRECISION, 0)),
-  IF(DATA_TYPE = 'bit', IFNULL(NUMERIC_PRECISION, 0), IFNULL(CHARACTER_OCTET_LENGTH, 0))
+  IF(DATA_TYPE = 'bit', IFNULL(NUMERIC_PRECISION, 0), IFNULL(CHARACTER_OCTET_LENGTH, 0)),
+  IS_NULLABLE = 'NO', COLUMN_COMMENT
 FROM information_schema.COLUMNS WHERE `
 
 const columnsOrder = ` ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`
@@ -224,7 +225,7 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 	err = queryRows(ctx, s.db, columnsQuery+cond+columnsOrder, args, func(rows *sql.Rows) error {
 		var id change.TableID
 		var ic infoColumn
-		if err := rows.Scan(&id.DB, &id.Table, &ic.Name, &ic.DataType, &ic.ColumnType, &ic.Charset, &ic.Scale, &ic.Length); err != nil {
+		if err := rows.Scan(&id.DB, &id.Table, &ic.Name, &ic.DataType, &ic.ColumnType, &ic.Charset, &ic.Scale, &ic.Length, &ic.NotNull, &ic.Comment); err != nil {
 			return err
 		}
 		coll, ok := charsets[id]

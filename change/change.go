@@ -18,6 +18,11 @@ type Column struct {
 	// SQLType is the column's type as information_schema.COLUMNS.COLUMN_TYPE writes it
 	// (e.g. "decimal(20,6)", "int(10) unsigned"); informational, for plan output and logs.
 	SQLType string
+	// NotNull says the column is declared NOT NULL (a primary key column is): the binlog's
+	// TABLE_MAP says so for the stream, information_schema for the snapshot.
+	NotNull bool
+	// Comment is the column's COMMENT, "" when it has none or the source does not know it.
+	Comment string
 }
 
 // Schema is the shape of a table at one point of the binlog.

@@ -33,7 +33,6 @@ var rules = []func(*loader){
 	checkTransforms,
 	checkKafkaFormats,
 	checkKafkaTopicMapping,
-	checkKafkaIncludeSchema,
 }
 
 // validate runs the cross-option rules.
@@ -482,15 +481,6 @@ func checkKafkaFormats(l *loader) {
 func checkKafkaTopicMapping(l *loader) {
 	if l.def.Sink.IsKafka() && l.def.Sink.Topic != "" && l.isSet("sink.sink.tableId-to-topic.mapping") && l.usable("sink.sink.tableId-to-topic.mapping") {
 		l.at("sink.sink.tableId-to-topic.mapping", "has no effect: sink.topic sends every record to that one topic; remove one of them")
-	}
-}
-
-// checkKafkaIncludeSchema refuses debezium-json.include-schema.enabled: true, whose Kafka
-// Connect schema part (nullability, defaults and comments of every column) ingest does not
-// write yet.
-func checkKafkaIncludeSchema(l *loader) {
-	if l.def.Sink.IsKafka() && l.def.Sink.Kafka.IncludeSchema && l.usable("sink.debezium-json.include-schema.enabled") {
-		l.at("sink.debezium-json.include-schema.enabled", "true is not supported yet: ingest writes the debezium-json payload without its schema part; remove it or set false")
 	}
 }
 

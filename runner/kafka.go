@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"log/slog"
 	"slices"
 
@@ -58,15 +57,14 @@ func targetTopics(ts []upsert.Target) []string {
 func kafkaSinkConfig(def *pipeline.Definition, r *routing, p *upsert.Properties, g upsert.Guarantee,
 	headers []upsert.Header, log *slog.Logger) (upsert.Config, error) {
 	s := def.Sink
-	if s.Kafka.IncludeSchema {
-		return upsert.Config{}, errors.New("sink: debezium-json.include-schema.enabled: true is not supported yet")
-	}
+	opts := eventOptions(&s, headers)
+	opts.Comments, opts.TinyInt1AsNumber = def.Source.IncludeComments, !def.Source.TreatTinyInt1AsBoolean
 	cfg := upsert.Config{
 		Pipeline: def.Pipeline.Name, Properties: p, Guarantee: g,
 		TransactionalID: s.TransactionalIDPrefix + def.Pipeline.Name,
 		Topics:          r.topics,
 		Targets:         r.targets,
-		Format:          upsert.NewEventEncoder(eventOptions(&s, headers)),
+		Format:          upsert.NewEventEncoder(opts),
 		AllToZero:       s.Kafka.PartitionStrategy == pipeline.PartitionAllToZero,
 		TopicConfigs:    map[string]string{"cleanup.policy": "delete"},
 		AutoCreate:      s.TopicAutoCreate, Partitions: int32(s.TopicPartitions), ReplicationFactor: int16(s.TopicReplicationFactor),
@@ -83,6 +81,7 @@ func eventOptions(s *pipeline.Sink, headers []upsert.Header) upsert.EventOptions
 	opts := upsert.EventOptions{
 		KeyJSON:      jsonFormat(k.KeyJSON, s.JSON.TimestampFormat),
 		TableHeaders: s.AddTableIDToHeader, CustomHeaders: headers,
+		IncludeSchema: k.IncludeSchema && k.ValueFormat != pipeline.ValueCanalJSON,
 	}
 	if k.KeyFormat == pipeline.KeyCSV {
 		opts.Key = upsert.KeyCSV

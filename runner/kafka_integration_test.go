@@ -265,6 +265,9 @@ func TestAllTypesKafkaSameBytes(t *testing.T) {
 	defer conn.Close()
 	for _, stmt := range []string{
 		testenv.AllTypesTable,
+		// A comment for the schema part (include-comments.enabled), from the DDL history in
+		// the binlog run and from information_schema in the snapshot.
+		"ALTER TABLE alltypes MODIFY c_med MEDIUMINT COMMENT 'it''s a “comment” \\ \\t'",
 		"SET SESSION time_zone = '+05:30'",
 		testenv.AllTypesRow1,
 		"INSERT INTO alltypes (id) VALUES (2)",
@@ -275,18 +278,23 @@ func TestAllTypesKafkaSameBytes(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	for _, format := range []string{"debezium-json", "canal-json"} {
+	for _, format := range []string{"debezium-json", "canal-json", "debezium-json-schema"} {
 		t.Run(format, func(t *testing.T) {
 			snapTopic, binlogTopic := testenv.Name(t)+"_snap", testenv.Name(t)+"_binlog"
 			deleteTopicsAtEnd(t, snapTopic, binlogTopic)
-			sink := "  value.format: " + format + "\n  topic: %s"
+			sink := "  value.format: " + strings.TrimSuffix(format, "-schema") + "\n  topic: %s"
+			if strings.HasSuffix(format, "-schema") {
+				sink += "\n  debezium-json.include-schema.enabled: true"
+			}
 			// Two pipelines, each named for its run: a pipeline's state in Kafka is keyed by
 			// its name, and a fresh state directory resumes from it.
 			snapDef := kafkaDefinition(t, name, name, fmt.Sprintf(sink, snapTopic), "")
 			snapDef.Pipeline.Name = snapTopic
+			snapDef.Source.IncludeComments = true
 			applyUntilCaughtUp(t, snapDef, t.TempDir())
 			binlog := kafkaDefinition(t, name, name, fmt.Sprintf(sink, binlogTopic), "")
 			binlog.Pipeline.Name = binlogTopic
+			binlog.Source.IncludeComments = true
 			binlog.Source.StartupMode = pipeline.StartupSpecificOffset
 			binlog.Source.SpecificOffsetGTIDSet = start
 			applyUntilCaughtUp(t, binlog, t.TempDir())

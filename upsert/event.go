@@ -56,6 +56,15 @@ type EventOptions struct {
 	// target's table id (the routed one), as Flink CDC's do.
 	TableHeaders  bool
 	CustomHeaders []Header
+	// IncludeSchema is debezium-json.include-schema.enabled: each debezium-json value is
+	// {"schema":<the Kafka Connect schema of before and after>,"payload":<the event>}.
+	IncludeSchema bool
+	// Comments is the source's include-comments.enabled: the schema part gives each
+	// column's comment as its doc.
+	Comments bool
+	// TinyInt1AsNumber is the source's treat-tinyint1-as-boolean.enabled: false, under which
+	// TINYINT(1) columns hold numbers (int16 in the schema part).
+	TinyInt1AsNumber bool
 }
 
 // EventEncoder writes the change events of Flink CDC 3.6's Kafka pipeline sink (type
@@ -80,6 +89,8 @@ type eventCache struct {
 	names   [][]byte // `"col":` for each column
 	cols    []columnKind
 	pkNames []byte // the canal-json pkNames array
+	// envelope is `{"schema":<schema part>,"payload":` (debezium-json with include-schema).
+	envelope []byte
 }
 
 // columnKind is what of a column's SQL type changes its rendering.
@@ -217,7 +228,8 @@ var debeziumOps = map[change.Op]string{change.Insert: "c", change.Update: "u", c
 // debezium encodes {"before":…,"after":…,"op":…,"source":{"db":…,"table":…}}.
 func (e *EventEncoder) debezium(tc *eventCache, id SinkTable, op change.Op, before, after change.Row) ([]byte, error) {
 	f := e.opts.ValueJSON
-	w := objectWriter{b: make([]byte, 0, 256), ignoreNulls: f.IgnoreNulls}
+	w := objectWriter{b: make([]byte, 0, 256+len(tc.envelope)), ignoreNulls: f.IgnoreNulls}
+	w.b = append(w.b, tc.envelope...)
 	w.open()
 	var err error
 	for _, img := range []struct {
@@ -240,6 +252,9 @@ func (e *EventEncoder) debezium(tc *eventCache, id SinkTable, op change.Op, befo
 	src.optStr("db", id.Schema)
 	src.str("table", id.Table)
 	w.b = src.close()
+	if tc.envelope != nil {
+		return append(w.close(), '}'), nil
+	}
 	return w.close(), nil
 }
 
@@ -458,6 +473,11 @@ func (e *EventEncoder) cache(s *change.Schema) (*eventCache, error) {
 		tc.pkNames = appendString(tc.pkNames, []byte(s.Columns[i].Name))
 	}
 	tc.pkNames = append(tc.pkNames, ']')
+	if e.opts.IncludeSchema && e.opts.Value == DebeziumJSON {
+		tc.envelope = append(tc.envelope, `{"schema":`...)
+		tc.envelope = appendConnectSchema(tc.envelope, s, e.opts.Comments, e.opts.TinyInt1AsNumber)
+		tc.envelope = append(tc.envelope, `,"payload":`...)
+	}
 	e.tables[s.Table] = tc
 	return tc, nil
 }

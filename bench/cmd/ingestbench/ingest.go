@@ -23,6 +23,18 @@ type pipelineSpec struct {
 	Guarantee string
 	Startup   string    // scan.startup.mode
 	From      binlogPos // with Startup specific-offset
+	// ChangeLog runs the sink type kafka with value.format debezium-json (and
+	// partition.strategy hash-by-key, so that records spread over the partitions as the
+	// upsert records do) instead of upsert-kafka.
+	ChangeLog bool
+}
+
+// sinkType is the sink block's type and format options of the pipeline.
+func (p pipelineSpec) sinkType() string {
+	if p.ChangeLog {
+		return "kafka\n  value.format: debezium-json\n  partition.strategy: hash-by-key"
+	}
+	return "upsert-kafka"
 }
 
 // writePipeline writes the pipeline file of p into dir and returns its path. The password
@@ -44,7 +56,7 @@ source:
 		fmt.Fprintf(&b, "  scan.startup.specific-offset.file: %s\n  scan.startup.specific-offset.pos: %d\n", p.From.File, p.From.Pos)
 	}
 	fmt.Fprintf(&b, `sink:
-  type: upsert-kafka
+  type: %s
   properties.bootstrap.servers: ${kafka.bootstrap}
   properties.compression.type: %s
   topic: %s
@@ -52,7 +64,7 @@ source:
   sink.topic.partitions: %d
 pipeline:
   name: %s
-`, c.Compression, p.Topic, p.Guarantee, c.Partitions, p.Name)
+`, p.sinkType(), c.Compression, p.Topic, p.Guarantee, c.Partitions, p.Name)
 	if c.Parallelism > 0 {
 		fmt.Fprintf(&b, "  parallelism: %d\n", c.Parallelism)
 	}

@@ -37,8 +37,14 @@ func (k *kafka) Close() { k.cl.Close() }
 // createTopic creates a compacted topic of the suite's partition count, as ingest's
 // sink.topic.auto-create would; with appendTime the broker sets the record timestamps.
 func (k *kafka) createTopic(ctx context.Context, topic string, appendTime bool) error {
-	compact, logAppend := "compact", "LogAppendTime"
-	configs := map[string]*string{"cleanup.policy": &compact}
+	return k.createTopicPolicy(ctx, topic, appendTime, "compact")
+}
+
+// createTopicPolicy is createTopic with a cleanup.policy: compact for upsert-kafka, delete
+// for the change events of type kafka (as ingest creates their topics).
+func (k *kafka) createTopicPolicy(ctx context.Context, topic string, appendTime bool, policy string) error {
+	logAppend := "LogAppendTime"
+	configs := map[string]*string{"cleanup.policy": &policy}
 	if appendTime {
 		configs["message.timestamp.type"] = &logAppend
 	}

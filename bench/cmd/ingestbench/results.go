@@ -123,6 +123,9 @@ const (
 func ingestName(g string) string        { return "ingest " + g }
 func ingestQuarterName(g string) string { return "ingest " + g + " (N/4)" }
 
+// ingestChangeLogName names the run of sink type kafka with value.format debezium-json.
+func ingestChangeLogName(g string) string { return "ingest kafka debezium-json " + g }
+
 // Targets of issue 8.
 const (
 	targetSnapshot   = 0.50 // of min(raw scan, raw produce)
@@ -171,6 +174,7 @@ func (r *results) evaluate(guarantees []string) {
 			}
 		}
 		r.checkEOS(suite)
+		r.checkChangeLog(suite, guarantees)
 	}
 	r.checkLatency()
 	r.checkRSS(guarantees)
@@ -267,6 +271,27 @@ func (r *results) checkEOS(suite string) {
 		Measured: fmt.Sprintf("%.0f%% (%s vs %s rows/s)", 100*v, thousands(eos.RowsPerSec), thousands(alo.RowsPerSec)),
 		Goal:     fmt.Sprintf(">= %.0f%%", 100*targetEOS), Value: round(v, 3), Met: v >= targetEOS,
 	})
+}
+
+// checkChangeLog adds, for information, the ratio of the type kafka (debezium-json) run
+// of suite to the upsert-kafka run of the same guarantee, in rows/s and in bytes: a change
+// event carries the before image too and is larger.
+func (r *results) checkChangeLog(suite string, guarantees []string) {
+	for _, g := range guarantees {
+		k, ok1 := r.find(suite, ingestChangeLogName(g))
+		u, ok2 := r.find(suite, ingestName(g))
+		if !ok1 || !ok2 || u.RowsPerSec == 0 || u.MBPerSec == 0 {
+			continue
+		}
+		v := k.RowsPerSec / u.RowsPerSec
+		r.Checks = append(r.Checks, check{
+			Name: fmt.Sprintf("%s type kafka debezium-json vs upsert-kafka (%s)", suite, g),
+			Measured: fmt.Sprintf("%.0f%% (%s vs %s rows/s; %.1f vs %.1f MB/s, records x%.2f the bytes)", 100*v,
+				thousands(k.RowsPerSec), thousands(u.RowsPerSec), k.MBPerSec, u.MBPerSec,
+				float64(k.Bytes)/float64(max(u.Bytes, 1))),
+			Goal: "none: for information", Value: round(v, 3), Met: true, Info: true,
+		})
+	}
 }
 
 func (r *results) checkLatency() {

@@ -237,7 +237,11 @@ func (s *suite) ingestOnce(ctx context.Context, suiteName, name string, spec pip
 	}
 	// Created here, as ingest would, but stamped by the broker: the first record's
 	// timestamp tells when ingest started writing.
-	if err := s.kafka.createTopic(ctx, spec.Topic, true); err != nil {
+	policy := "compact"
+	if spec.ChangeLog {
+		policy = "delete"
+	}
+	if err := s.kafka.createTopicPolicy(ctx, spec.Topic, true, policy); err != nil {
 		return measurement{}, topicRead{}, err
 	}
 	log.Printf("%s: %s (pipeline %s)", suiteName, name, spec.Name)
@@ -325,7 +329,12 @@ func (s *suite) snapshot(ctx context.Context) error {
 	}
 	s.res.Table.ScanBytesRow = round(float64(scan.Bytes)/float64(scan.Rows), 1)
 	g := s.cfg.Guarantees[0]
-	return s.ingestRun(ctx, suiteName, ingestQuarterName(g), s.spec("snapq-"+g, snapTable(q), g, "initial"), q)
+	if err := s.ingestRun(ctx, suiteName, ingestQuarterName(g), s.spec("snapq-"+g, snapTable(q), g, "initial"), q); err != nil {
+		return err
+	}
+	spec := s.spec("snapk-"+g, snapTable(n), g, "initial")
+	spec.ChangeLog = true
+	return s.ingestRun(ctx, suiteName, ingestChangeLogName(g), spec, n)
 }
 
 // busyShare is the share of the machine's CPUs that other processes may use during a
@@ -395,5 +404,13 @@ func (s *suite) catchup(ctx context.Context, txnRows int) error {
 		spec.From = from
 		return spec
 	}, rows, label+"-raw-produce")
-	return err
+	if err != nil {
+		return err
+	}
+	// The same changes as debezium-json events (type kafka): one record per change, as the
+	// upsert records (the workload changes no primary key).
+	g := s.cfg.Guarantees[0]
+	spec := s.spec(label+"k-"+g, table, g, "specific-offset")
+	spec.From, spec.ChangeLog = from, true
+	return s.ingestRun(ctx, suiteName, ingestChangeLogName(g), spec, rows)
 }
