@@ -56,7 +56,7 @@ func BenchmarkDecode(b *testing.B) {
 
 func rawDecode(b *testing.B, from Position, rows int) {
 	u, p := testenv.CDCUser()
-	cfg := testConfig("")
+	cfg := testConfig(testenv.Primary(), "")
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID: cfg.ServerID.First, Flavor: "mariadb", Host: "127.0.0.1", Port: 3307, User: u, Password: p,
 		Logger: slog.New(slog.DiscardHandler), DisableRetrySync: true, TimestampStringLocation: time.UTC,
@@ -80,7 +80,7 @@ func rawDecode(b *testing.B, from Position, rows int) {
 }
 
 func sourceDecode(b *testing.B, name string, from Position, rows int) {
-	cfg := testConfig(name)
+	cfg := testConfig(testenv.Primary(), name)
 	cfg.Startup, cfg.StartPosition = StartSpecific, from
 	src, err := New(cfg)
 	if err != nil {
@@ -112,7 +112,7 @@ func TestBigTransactionMemory(t *testing.T) {
 	}
 	const rows = 1_000_000
 	name, from := fillBench(t, rows, rows)
-	cfg := testConfig(name)
+	cfg := testConfig(testenv.Primary(), name)
 	cfg.Startup, cfg.StartPosition = StartSpecific, from
 	r := start(t, cfg)
 	runtime.GC()

@@ -33,73 +33,75 @@ const mbmapsHeader = `# Where MariaDB maps a character of a multi-byte character
 // it has, converted to utf8mb4, and compares the answers with charmaps.txt (the tables the
 // decoders use; -update rewrites it) and with what the decoder of the set gives.
 func TestCharmapsMatchServer(t *testing.T) {
-	_, db := testenv.Database(t)
-	rows, err := db.Query("SELECT CHARACTER_SET_NAME FROM information_schema.CHARACTER_SETS WHERE MAXLEN = 1 AND CHARACTER_SET_NAME <> 'binary' ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sets []string
-	for rows.Next() {
-		var cs string
-		if err := rows.Scan(&cs); err != nil {
-			t.Fatal(err)
-		}
-		sets = append(sets, cs)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString(charmapsHeader)
-	for _, cs := range sets {
-		var table [256]rune
-		for i := range table {
-			var text []byte
-			if err := db.QueryRow("SELECT CONVERT(CHAR(? USING "+cs+") USING utf8mb4)", i).Scan(&text); err != nil {
-				t.Fatalf("%s byte %#x: %v", cs, i, err)
-			}
-			r, n := utf8.DecodeRune(text)
-			switch {
-			case n != len(text) || r == utf8.RuneError && n < 3:
-				t.Fatalf("%s byte %#x: the server gives %q", cs, i, text)
-			case r == '?' && i != '?':
-				r = unmapped
-			}
-			table[i] = r
-		}
-		b.WriteString(formatCharmap(cs, &table))
-		if *update {
-			continue
-		}
-		dec, err := decoderFor(cs)
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		_, db := srv.Database(t)
+		rows, err := db.Query("SELECT CHARACTER_SET_NAME FROM information_schema.CHARACTER_SETS WHERE MAXLEN = 1 AND CHARACTER_SET_NAME <> 'binary' ORDER BY 1")
 		if err != nil {
-			t.Errorf("%s: %v", cs, err)
-		}
-		for i, r := range table {
-			if dec == nil {
-				t.Errorf("%s: no decoder", cs)
-				break
-			}
-			got, err := dec.decode([]byte{byte(i)})
-			want := string(r)
-			if r == unmapped {
-				want = string(utf8.RuneError)
-			}
-			if err != nil || string(got) != want {
-				t.Errorf("%s byte %#x: decoder gives %q (%v), the server %q", cs, i, got, err, want)
-			}
-		}
-	}
-	got := b.String()
-	if *update {
-		if err := os.WriteFile("charmaps.txt", []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
-	}
-	if got != charmapsText {
-		t.Errorf("charmaps.txt differs from the server's tables (run with -update to accept):\n%s", got)
-	}
+		var sets []string
+		for rows.Next() {
+			var cs string
+			if err := rows.Scan(&cs); err != nil {
+				t.Fatal(err)
+			}
+			sets = append(sets, cs)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		b.WriteString(charmapsHeader)
+		for _, cs := range sets {
+			var table [256]rune
+			for i := range table {
+				var text []byte
+				if err := db.QueryRow("SELECT CONVERT(CHAR(? USING "+cs+") USING utf8mb4)", i).Scan(&text); err != nil {
+					t.Fatalf("%s byte %#x: %v", cs, i, err)
+				}
+				r, n := utf8.DecodeRune(text)
+				switch {
+				case n != len(text) || r == utf8.RuneError && n < 3:
+					t.Fatalf("%s byte %#x: the server gives %q", cs, i, text)
+				case r == '?' && i != '?':
+					r = unmapped
+				}
+				table[i] = r
+			}
+			b.WriteString(formatCharmap(cs, &table))
+			if *update {
+				continue
+			}
+			dec, err := decoderFor(cs)
+			if err != nil {
+				t.Errorf("%s: %v", cs, err)
+			}
+			for i, r := range table {
+				if dec == nil {
+					t.Errorf("%s: no decoder", cs)
+					break
+				}
+				got, err := dec.decode([]byte{byte(i)})
+				want := string(r)
+				if r == unmapped {
+					want = string(utf8.RuneError)
+				}
+				if err != nil || string(got) != want {
+					t.Errorf("%s byte %#x: decoder gives %q (%v), the server %q", cs, i, got, err, want)
+				}
+			}
+		}
+		got := b.String()
+		if *update {
+			if err := os.WriteFile("charmaps.txt", []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if got != charmapsText {
+			t.Errorf("charmaps.txt differs from the server's tables (run with -update to accept):\n%s", got)
+		}
+	})
 }
 
 func formatCharmap(cs string, table *[256]rune) string {
@@ -125,80 +127,82 @@ func formatCharmap(cs string, table *[256]rune) string {
 // converted to utf8mb4. Where it gives one character, golang.org/x/text's other answers are
 // the corrections of mbmaps.txt (-update rewrites it), and the set's decoder must give it.
 func TestMultiByteMatchesServer(t *testing.T) {
-	_, db := testenv.Database(t)
-	rows, err := db.Query(`SELECT CHARACTER_SET_NAME FROM information_schema.CHARACTER_SETS
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		_, db := srv.Database(t)
+		rows, err := db.Query(`SELECT CHARACTER_SET_NAME FROM information_schema.CHARACTER_SETS
 WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'utf16', 'utf16le', 'utf32') ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sets []string
-	for rows.Next() {
-		var cs string
-		if err := rows.Scan(&cs); err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
-		sets = append(sets, cs)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	var fixes mbRuns
-	for _, cs := range sets {
-		dec, err := decoderFor(cs)
-		if err != nil {
-			t.Fatalf("%s: %v", cs, err)
-		}
-		ranges := [][3]int{{0x80, 0xff, 2}, {0x8000, 0xffff, 4}}
-		if cs == "ujis" || cs == "eucjpms" {
-			ranges = append(ranges, [3]int{0x8f0000, 0x8fffff, 6})
-		}
-		mapped, fixed := 0, 0
-		for _, r := range ranges {
-			q := fmt.Sprintf("SELECT UNHEX(LPAD(HEX(seq), %d, '0')), CONVERT(CAST(UNHEX(LPAD(HEX(seq), %d, '0')) AS CHAR CHARACTER SET %s) USING utf8mb4) FROM seq_%d_to_%d",
-				r[2], r[2], cs, r[0], r[1])
-			rows, err := db.Query(q)
-			if err != nil {
+		var sets []string
+		for rows.Next() {
+			var cs string
+			if err := rows.Scan(&cs); err != nil {
 				t.Fatal(err)
 			}
-			for rows.Next() {
-				var in, out []byte
-				if err := rows.Scan(&in, &out); err != nil {
+			sets = append(sets, cs)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		var fixes mbRuns
+		for _, cs := range sets {
+			dec, err := decoderFor(cs)
+			if err != nil {
+				t.Fatalf("%s: %v", cs, err)
+			}
+			ranges := [][3]int{{0x80, 0xff, 2}, {0x8000, 0xffff, 4}}
+			if cs == "ujis" || cs == "eucjpms" {
+				ranges = append(ranges, [3]int{0x8f0000, 0x8fffff, 6})
+			}
+			mapped, fixed := 0, 0
+			for _, r := range ranges {
+				q := fmt.Sprintf("SELECT UNHEX(LPAD(HEX(seq), %d, '0')), CONVERT(CAST(UNHEX(LPAD(HEX(seq), %d, '0')) AS CHAR CHARACTER SET %s) USING utf8mb4) FROM seq_%d_to_%d",
+					r[2], r[2], cs, r[0], r[1])
+				rows, err := db.Query(q)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if ch, n := utf8.DecodeRune(out); n != len(out) || ch == '?' || ch == utf8.RuneError && n < 3 {
-					continue // not one character of the set
-				}
-				mapped++
-				plain, _ := xtextDecoder{enc: xtextEncodings[cs]}.decode(in)
-				if string(plain) != string(out) {
-					if len(in) == 1 {
-						t.Errorf("%s byte %x: the server gives %q, x/text %q", cs, in, out, plain)
+				for rows.Next() {
+					var in, out []byte
+					if err := rows.Scan(&in, &out); err != nil {
+						t.Fatal(err)
 					}
-					r, _ := utf8.DecodeRune(out)
-					fixes.add(cs, in, r)
-					fixed++
+					if ch, n := utf8.DecodeRune(out); n != len(out) || ch == '?' || ch == utf8.RuneError && n < 3 {
+						continue // not one character of the set
+					}
+					mapped++
+					plain, _ := xtextDecoder{enc: xtextEncodings[cs]}.decode(in)
+					if string(plain) != string(out) {
+						if len(in) == 1 {
+							t.Errorf("%s byte %x: the server gives %q, x/text %q", cs, in, out, plain)
+						}
+						r, _ := utf8.DecodeRune(out)
+						fixes.add(cs, in, r)
+						fixed++
+					}
+					if got, err := dec.decode(in); !*update && (err != nil || string(got) != string(out)) {
+						t.Errorf("%s %x: decoder gives %q (%v), the server %q", cs, in, got, err, out)
+					}
 				}
-				if got, err := dec.decode(in); !*update && (err != nil || string(got) != string(out)) {
-					t.Errorf("%s %x: decoder gives %q (%v), the server %q", cs, in, got, err, out)
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
 				}
+				rows.Close()
 			}
-			if err := rows.Err(); err != nil {
+			t.Logf("%s: %d characters, %d corrected", cs, mapped, fixed)
+		}
+		got := mbmapsHeader + fixes.String()
+		if *update {
+			if err := os.WriteFile("mbmaps.txt", []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rows.Close()
+			return
 		}
-		t.Logf("%s: %d characters, %d corrected", cs, mapped, fixed)
-	}
-	got := mbmapsHeader + fixes.String()
-	if *update {
-		if err := os.WriteFile("mbmaps.txt", []byte(got), 0o644); err != nil {
-			t.Fatal(err)
+		if got != mbmapsText {
+			t.Errorf("mbmaps.txt differs from the server's mappings (run with -update to accept)")
 		}
-		return
-	}
-	if got != mbmapsText {
-		t.Errorf("mbmaps.txt differs from the server's mappings (run with -update to accept)")
-	}
+	})
 }
 
 // mbRuns collects corrections as runs of consecutive sequences mapped to consecutive code

@@ -16,44 +16,46 @@ import (
 // with testdata/alltypes.golden. It then reads the final row with SELECT and checks that
 // the snapshot seam (Column.FromText) gives the same values as the binlog.
 func TestDecodeAllTypesGolden(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "USE `"+name+"`", testenv.AllTypesTable)
-	cfg := testConfig(name)
-	cfg.Startup, cfg.StartPosition = StartSpecific, gtidPos(t, db)
-	r := start(t, cfg)
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "USE `"+name+"`", testenv.AllTypesTable)
+		cfg := testConfig(srv, name)
+		cfg.Startup, cfg.StartPosition = StartSpecific, gtidPos(t, db)
+		r := start(t, cfg)
 
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, stmt := range []string{
-		"SET SESSION time_zone = '+05:30'",
-		testenv.AllTypesRow1,
-		"INSERT INTO alltypes (id) VALUES (2)",
-		"SET SESSION sql_mode = ''",
-		"INSERT INTO alltypes (id, c_date, c_dt, c_dt6, c_ts, c_year, c_set, c_enum) VALUES (3, '0000-00-00', '0000-00-00 00:00:00', '2024-00-15 10:00:00', '0000-00-00 00:00:00', 0, '', 'small')",
-		"UPDATE alltypes SET id = 100, c_vc = 'changed', c_bool = 0, c_set = 'b' WHERE id = 1",
-		"DELETE FROM alltypes WHERE id = 2",
-		"INSERT INTO alltypes (id) VALUES (99)",
-	} {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	changes, _ := r.changesUntil(t, func(c change.Change) bool {
-		return c.Op == change.Insert && c.After[0].Num == 99
+		defer conn.Close()
+		for _, stmt := range []string{
+			"SET SESSION time_zone = '+05:30'",
+			testenv.AllTypesRow1,
+			"INSERT INTO alltypes (id) VALUES (2)",
+			"SET SESSION sql_mode = ''",
+			"INSERT INTO alltypes (id, c_date, c_dt, c_dt6, c_ts, c_year, c_set, c_enum) VALUES (3, '0000-00-00', '0000-00-00 00:00:00', '2024-00-15 10:00:00', '0000-00-00 00:00:00', 0, '', 'small')",
+			"UPDATE alltypes SET id = 100, c_vc = 'changed', c_bool = 0, c_set = 'b' WHERE id = 1",
+			"DELETE FROM alltypes WHERE id = 2",
+			"INSERT INTO alltypes (id) VALUES (99)",
+		} {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		changes, _ := r.changesUntil(t, func(c change.Change) bool {
+			return c.Op == change.Insert && c.After[0].Num == 99
+		})
+		golden(t, "alltypes.golden", render(changes))
+
+		var after change.Row
+		for _, c := range changes {
+			if c.Op == change.Update {
+				after = c.After
+			}
+		}
+		checkSnapshotSeam(t, db, name, after)
 	})
-	golden(t, "alltypes.golden", render(changes))
-
-	var after change.Row
-	for _, c := range changes {
-		if c.Op == change.Update {
-			after = c.After
-		}
-	}
-	checkSnapshotSeam(t, db, name, after)
 }
 
 // checkSnapshotSeam reads row 100 with SELECT as a snapshot reader would (time_zone UTC,

@@ -48,26 +48,28 @@ func fixedBinSamples(n, size int) [][]byte {
 // TestFixedBinMatchesServer stores bytes in UUID, INET4 and INET6 columns and checks that
 // the text ingest renders from the bytes is the text the server shows.
 func TestFixedBinMatchesServer(t *testing.T) {
-	_, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE f (u UUID, i4 INET4, i6 INET6)")
-	for _, tc := range []struct {
-		col  string
-		cl   class
-		size int
-	}{{"u", classUUID, 16}, {"i4", classInet4, 4}, {"i6", classInet6, 16}} {
-		for _, b := range fixedBinSamples(600, tc.size) {
-			var text string
-			err := db.QueryRow("SELECT CAST(CAST(UNHEX(?) AS "+map[string]string{"u": "UUID", "i4": "INET4", "i6": "INET6"}[tc.col]+") AS CHAR)",
-				hex.EncodeToString(b)).Scan(&text)
-			if err != nil {
-				t.Fatalf("%s %x: %v", tc.col, b, err)
-			}
-			if got := string(appendFixedBin(nil, tc.cl, b)); got != text {
-				t.Errorf("%s %x: ingest renders %s, the server %s", tc.col, b, got, text)
-			}
-			if back, ok := parseFixedBin(tc.cl, []byte(text)); !ok || hex.EncodeToString(back) != hex.EncodeToString(b) {
-				t.Errorf("%s %s: reads back as %x", tc.col, text, back)
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		_, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE f (u UUID, i4 INET4, i6 INET6)")
+		for _, tc := range []struct {
+			col  string
+			cl   class
+			size int
+		}{{"u", classUUID, 16}, {"i4", classInet4, 4}, {"i6", classInet6, 16}} {
+			for _, b := range fixedBinSamples(600, tc.size) {
+				var text string
+				err := db.QueryRow("SELECT CAST(CAST(UNHEX(?) AS "+map[string]string{"u": "UUID", "i4": "INET4", "i6": "INET6"}[tc.col]+") AS CHAR)",
+					hex.EncodeToString(b)).Scan(&text)
+				if err != nil {
+					t.Fatalf("%s %x: %v", tc.col, b, err)
+				}
+				if got := string(appendFixedBin(nil, tc.cl, b)); got != text {
+					t.Errorf("%s %x: ingest renders %s, the server %s", tc.col, b, got, text)
+				}
+				if back, ok := parseFixedBin(tc.cl, []byte(text)); !ok || hex.EncodeToString(back) != hex.EncodeToString(b) {
+					t.Errorf("%s %s: reads back as %x", tc.col, text, back)
+				}
 			}
 		}
-	}
+	})
 }

@@ -20,13 +20,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// testConfig returns a Config for the CDC user capturing every table of db, with a server
-// id of its own (tests of other packages may stream from the same server).
-func testConfig(db string) Config {
+// testConfig returns a Config for the CDC user capturing every table of db on srv, with a
+// server id of its own (tests of other packages may stream from the same server).
+func testConfig(srv testenv.Server, db string) Config {
 	u, p := testenv.CDCUser()
 	id := uint32(20000 + rand.IntN(40000))
 	return Config{
-		Addr: testenv.MySQLAddr(), User: u, Password: p,
+		Addr: srv.Addr, User: u, Password: p,
 		ServerID:  ServerIDRange{First: id},
 		Tables:    func(d, _ string) bool { return d == db },
 		Heartbeat: time.Second, ConnectTimeout: 5 * time.Second,

@@ -14,51 +14,53 @@ import (
 // TestStopAt is the source half of --until-caught-up: a stream with StopAt delivers
 // everything up to it and returns nil, and a second run from there returns at once.
 func TestStopAt(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)", "CREATE TABLE other (id INT PRIMARY KEY)")
-	from := gtidPos(t, db)
-	testenv.Exec(t, db, "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)",
-		"INSERT INTO other VALUES (1)") // the last transaction touches no captured table
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)", "CREATE TABLE other (id INT PRIMARY KEY)")
+		from := gtidPos(t, db)
+		testenv.Exec(t, db, "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)",
+			"INSERT INTO other VALUES (1)") // the last transaction touches no captured table
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cfg := testConfig(name)
-	cfg.Tables = func(d, tbl string) bool { return d == name && tbl == "t" }
-	cfg.Position = from
-	target, err := CurrentPosition(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.StopAt = target
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cfg := testConfig(srv, name)
+		cfg.Tables = func(d, tbl string) bool { return d == name && tbl == "t" }
+		cfg.Position = from
+		target, err := CurrentPosition(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.StopAt = target
 
-	batches := runToEnd(ctx, t, cfg)
-	var ids []int64
-	var last change.Batch
-	for _, b := range batches {
-		for _, c := range b.Changes {
-			ids = append(ids, c.After[0].Int())
+		batches := runToEnd(ctx, t, cfg)
+		var ids []int64
+		var last change.Batch
+		for _, b := range batches {
+			for _, c := range b.Changes {
+				ids = append(ids, c.After[0].Int())
+			}
+			if b.End {
+				last = b
+			}
 		}
-		if b.End {
-			last = b
+		if len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
+			t.Fatalf("rows %v, want [1 2]", ids)
 		}
-	}
-	if len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
-		t.Fatalf("rows %v, want [1 2]", ids)
-	}
-	end, err := ParsePosition(string(last.Position))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := end.Compare(target); !ok || c < 0 {
-		t.Fatalf("last End position %s is before the target %s", end, target)
-	}
+		end, err := ParsePosition(string(last.Position))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := end.Compare(target); !ok || c < 0 {
+			t.Fatalf("last End position %s is before the target %s", end, target)
+		}
 
-	cfg.Position = end
-	for _, b := range runToEnd(ctx, t, cfg) {
-		if len(b.Changes) != 0 || string(b.Position) != end.String() {
-			t.Fatalf("a run from the caught-up position sent %d changes at %s, want only a heartbeat at %s", len(b.Changes), b.Position, end)
+		cfg.Position = end
+		for _, b := range runToEnd(ctx, t, cfg) {
+			if len(b.Changes) != 0 || string(b.Position) != end.String() {
+				t.Fatalf("a run from the caught-up position sent %d changes at %s, want only a heartbeat at %s", len(b.Changes), b.Position, end)
+			}
 		}
-	}
+	})
 }
 
 // runToEnd runs a source that must stop by itself and returns what it sent.

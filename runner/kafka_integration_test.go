@@ -25,8 +25,14 @@ import (
 // options and a route block (its list items).
 func kafkaDefinition(t *testing.T, name, db, extraSink, routes string) *pipeline.Definition {
 	t.Helper()
+	return kafkaDefinitionOn(t, testenv.Primary(), name, db, extraSink, routes)
+}
+
+// kafkaDefinitionOn is kafkaDefinition for database db of srv.
+func kafkaDefinitionOn(t *testing.T, srv testenv.Server, name, db, extraSink, routes string) *pipeline.Definition {
+	t.Helper()
 	u, p := testenv.CDCUser()
-	host, port, _ := strings.Cut(testenv.MySQLAddr(), ":")
+	host, port := srv.Host()
 	routeBlock := ""
 	if routes != "" {
 		routeBlock = "route:\n" + routes
@@ -255,61 +261,63 @@ func TestKafkaFlinkQuickstart(t *testing.T) {
 // events, equal to the golden files (the values as Flink CDC's serializers write them,
 // upsert/testdata/events.md).
 func TestAllTypesKafkaSameBytes(t *testing.T) {
-	name, db := testenv.Database(t)
-	start := gtidPos(t, db)
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, stmt := range []string{
-		testenv.AllTypesTable,
-		// A comment for the schema part (include-comments.enabled), from the DDL history in
-		// the binlog run and from information_schema in the snapshot.
-		"ALTER TABLE alltypes MODIFY c_med MEDIUMINT COMMENT 'it''s a “comment” \\ \\t'",
-		"SET SESSION time_zone = '+05:30'",
-		testenv.AllTypesRow1,
-		"INSERT INTO alltypes (id) VALUES (2)",
-		"INSERT INTO alltypes (id, c_float, c_double) VALUES (3, 123.456789, 0.1), (4, 3.4e38, 4.9e-324), (5, 1.17549435e-38, -0.0), (6, 16777217, 1e21)",
-		"INSERT INTO alltypes (id, c_big_u, c_dec, c_dec0, c_dec2, c_time, c_time3) VALUES (8, 10000000000000000000, 100, 0, 0.05, '12:34:56', '00:00:00.789')",
-	} {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		start := gtidPos(t, db)
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, format := range []string{"debezium-json", "canal-json", "debezium-json-schema"} {
-		t.Run(format, func(t *testing.T) {
-			snapTopic, binlogTopic := testenv.Name(t)+"_snap", testenv.Name(t)+"_binlog"
-			deleteTopicsAtEnd(t, snapTopic, binlogTopic)
-			sink := "  value.format: " + strings.TrimSuffix(format, "-schema") + "\n  topic: %s"
-			if strings.HasSuffix(format, "-schema") {
-				sink += "\n  debezium-json.include-schema.enabled: true"
+		defer conn.Close()
+		for _, stmt := range []string{
+			testenv.AllTypesTable,
+			// A comment for the schema part (include-comments.enabled), from the DDL history in
+			// the binlog run and from information_schema in the snapshot.
+			"ALTER TABLE alltypes MODIFY c_med MEDIUMINT COMMENT 'it''s a “comment” \\ \\t'",
+			"SET SESSION time_zone = '+05:30'",
+			testenv.AllTypesRow1,
+			"INSERT INTO alltypes (id) VALUES (2)",
+			"INSERT INTO alltypes (id, c_float, c_double) VALUES (3, 123.456789, 0.1), (4, 3.4e38, 4.9e-324), (5, 1.17549435e-38, -0.0), (6, 16777217, 1e21)",
+			"INSERT INTO alltypes (id, c_big_u, c_dec, c_dec0, c_dec2, c_time, c_time3) VALUES (8, 10000000000000000000, 100, 0, 0.05, '12:34:56', '00:00:00.789')",
+		} {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
 			}
-			// Two pipelines, each named for its run: a pipeline's state in Kafka is keyed by
-			// its name, and a fresh state directory resumes from it.
-			snapDef := kafkaDefinition(t, name, name, fmt.Sprintf(sink, snapTopic), "")
-			snapDef.Pipeline.Name = snapTopic
-			snapDef.Source.IncludeComments = true
-			applyUntilCaughtUp(t, snapDef, t.TempDir())
-			binlog := kafkaDefinition(t, name, name, fmt.Sprintf(sink, binlogTopic), "")
-			binlog.Pipeline.Name = binlogTopic
-			binlog.Source.IncludeComments = true
-			binlog.Source.StartupMode = pipeline.StartupSpecificOffset
-			binlog.Source.SpecificOffsetGTIDSet = start
-			applyUntilCaughtUp(t, binlog, t.TempDir())
-			snap, bin := consumeCommittedPartitions(t, snapTopic), consumeCommittedPartitions(t, binlogTopic)
-			if len(snap) != 7 || len(bin) != 7 {
-				t.Fatalf("snapshot wrote %d records, the binlog %d; want 7", len(snap), len(bin))
-			}
-			var lines []string
-			for i := range snap {
-				if snap[i] != bin[i] {
-					t.Errorf("record %d:\n snapshot %v\n binlog   %v", i, snap[i], bin[i])
+		}
+		for _, format := range []string{"debezium-json", "canal-json", "debezium-json-schema"} {
+			t.Run(format, func(t *testing.T) {
+				snapTopic, binlogTopic := testenv.Name(t)+"_snap", testenv.Name(t)+"_binlog"
+				deleteTopicsAtEnd(t, snapTopic, binlogTopic)
+				sink := "  value.format: " + strings.TrimSuffix(format, "-schema") + "\n  topic: %s"
+				if strings.HasSuffix(format, "-schema") {
+					sink += "\n  debezium-json.include-schema.enabled: true"
 				}
-				lines = append(lines, strings.ReplaceAll(snap[i].key+" "+snap[i].value, name, "DB"))
-			}
-			goldenFile(t, filepath.Join("testdata", "alltypes-"+format+".golden"), strings.Join(lines, "\n")+"\n")
-		})
-	}
+				// Two pipelines, each named for its run: a pipeline's state in Kafka is keyed by
+				// its name, and a fresh state directory resumes from it.
+				snapDef := kafkaDefinitionOn(t, srv, name, name, fmt.Sprintf(sink, snapTopic), "")
+				snapDef.Pipeline.Name = snapTopic
+				snapDef.Source.IncludeComments = true
+				applyUntilCaughtUp(t, snapDef, t.TempDir())
+				binlog := kafkaDefinitionOn(t, srv, name, name, fmt.Sprintf(sink, binlogTopic), "")
+				binlog.Pipeline.Name = binlogTopic
+				binlog.Source.IncludeComments = true
+				binlog.Source.StartupMode = pipeline.StartupSpecificOffset
+				binlog.Source.SpecificOffsetGTIDSet = start
+				applyUntilCaughtUp(t, binlog, t.TempDir())
+				snap, bin := consumeCommittedPartitions(t, snapTopic), consumeCommittedPartitions(t, binlogTopic)
+				if len(snap) != 7 || len(bin) != 7 {
+					t.Fatalf("snapshot wrote %d records, the binlog %d; want 7", len(snap), len(bin))
+				}
+				var lines []string
+				for i := range snap {
+					if snap[i] != bin[i] {
+						t.Errorf("record %d:\n snapshot %v\n binlog   %v", i, snap[i], bin[i])
+					}
+					lines = append(lines, strings.ReplaceAll(snap[i].key+" "+snap[i].value, name, "DB"))
+				}
+				goldenFile(t, filepath.Join("testdata", "alltypes-"+format+".golden"), strings.Join(lines, "\n")+"\n")
+			})
+		}
+	})
 }

@@ -35,62 +35,64 @@ func runUntilCaughtUp(t *testing.T, def *pipeline.Definition, stateDir string) e
 // and checks the values the topic holds: the snapshot's row, rows after ADD COLUMN, and rows
 // after DROP COLUMN and RENAME COLUMN.
 func TestSchemaChangeBehaviors(t *testing.T) {
-	ignored := map[string]string{
-		`{"id":1}`: `{"id":1,"a":null,"b":null}`,
-		`{"id":2}`: `{"id":2,"a":"a2","b":"b2"}`,
-		`{"id":3}`: `{"id":3,"a":null,"b":null}`,
-	}
-	tests := []struct {
-		behavior pipeline.SchemaChangeBehavior
-		want     map[string]string
-		sink     string // extra sink options
-	}{
-		{pipeline.SchemaEvolve, map[string]string{
-			`{"id":1}`: `{"id":1,"bb":"b1","c":"c1"}`,
-			`{"id":2}`: `{"id":2,"a":"a2","b":"b2","c":"c2"}`,
-			`{"id":3}`: `{"id":3,"bb":"bb3","c":"c3"}`,
-		}, ""},
-		{pipeline.SchemaTryEvolve, map[string]string{
-			`{"id":1}`: `{"id":1,"bb":"b1","c":"c1"}`,
-			`{"id":2}`: `{"id":2,"a":"a2","b":"b2","c":"c2"}`,
-			`{"id":3}`: `{"id":3,"bb":"bb3","c":"c3"}`,
-		}, ""},
-		{pipeline.SchemaLenient, map[string]string{
-			`{"id":1}`: `{"id":1,"a":null,"b":null,"c":"c1","bb":"b1"}`,
-			`{"id":2}`: `{"id":2,"a":"a2","b":"b2","c":"c2"}`,
-			`{"id":3}`: `{"id":3,"a":null,"b":null,"c":"c3","bb":"bb3"}`,
-		}, ""},
-		{pipeline.SchemaIgnore, ignored, ""},
-		// With exactly-once the start travels in the state topic.
-		{pipeline.SchemaIgnore, ignored, "  sink.delivery-guarantee: exactly-once"},
-	}
-	for _, tt := range tests {
-		t.Run(string(tt.behavior)+tt.sink, func(t *testing.T) {
-			name, db := testenv.Database(t)
-			testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))",
-				"INSERT INTO t VALUES (1,'a1','b1')")
-			def := definition(t, name, "", tt.sink)
-			def.Pipeline.SchemaChangeBehavior = tt.behavior
-			topic := name + ".t"
-			dir := t.TempDir()
-			t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		ignored := map[string]string{
+			`{"id":1}`: `{"id":1,"a":null,"b":null}`,
+			`{"id":2}`: `{"id":2,"a":"a2","b":"b2"}`,
+			`{"id":3}`: `{"id":3,"a":null,"b":null}`,
+		}
+		tests := []struct {
+			behavior pipeline.SchemaChangeBehavior
+			want     map[string]string
+			sink     string // extra sink options
+		}{
+			{pipeline.SchemaEvolve, map[string]string{
+				`{"id":1}`: `{"id":1,"bb":"b1","c":"c1"}`,
+				`{"id":2}`: `{"id":2,"a":"a2","b":"b2","c":"c2"}`,
+				`{"id":3}`: `{"id":3,"bb":"bb3","c":"c3"}`,
+			}, ""},
+			{pipeline.SchemaTryEvolve, map[string]string{
+				`{"id":1}`: `{"id":1,"bb":"b1","c":"c1"}`,
+				`{"id":2}`: `{"id":2,"a":"a2","b":"b2","c":"c2"}`,
+				`{"id":3}`: `{"id":3,"bb":"bb3","c":"c3"}`,
+			}, ""},
+			{pipeline.SchemaLenient, map[string]string{
+				`{"id":1}`: `{"id":1,"a":null,"b":null,"c":"c1","bb":"b1"}`,
+				`{"id":2}`: `{"id":2,"a":"a2","b":"b2","c":"c2"}`,
+				`{"id":3}`: `{"id":3,"a":null,"b":null,"c":"c3","bb":"bb3"}`,
+			}, ""},
+			{pipeline.SchemaIgnore, ignored, ""},
+			// With exactly-once the start travels in the state topic.
+			{pipeline.SchemaIgnore, ignored, "  sink.delivery-guarantee: exactly-once"},
+		}
+		for _, tt := range tests {
+			t.Run(string(tt.behavior)+tt.sink, func(t *testing.T) {
+				name, db := srv.Database(t)
+				testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))",
+					"INSERT INTO t VALUES (1,'a1','b1')")
+				def := definitionOn(t, srv, name, "", tt.sink)
+				def.Pipeline.SchemaChangeBehavior = tt.behavior
+				topic := name + ".t"
+				dir := t.TempDir()
+				t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
 
-			applyUntilCaughtUp(t, def, dir) // the snapshot: row 1 in the start's shape
-			testenv.Exec(t, db, "ALTER TABLE t ADD COLUMN c VARCHAR(10)", "INSERT INTO t VALUES (2,'a2','b2','c2')")
-			applyUntilCaughtUp(t, def, dir)
-			testenv.Exec(t, db, "ALTER TABLE t DROP COLUMN a", "ALTER TABLE t RENAME COLUMN b TO bb",
-				"INSERT INTO t VALUES (3,'bb3','c3')", "UPDATE t SET c='c1' WHERE id=1")
-			applyUntilCaughtUp(t, def, dir)
+				applyUntilCaughtUp(t, def, dir) // the snapshot: row 1 in the start's shape
+				testenv.Exec(t, db, "ALTER TABLE t ADD COLUMN c VARCHAR(10)", "INSERT INTO t VALUES (2,'a2','b2','c2')")
+				applyUntilCaughtUp(t, def, dir)
+				testenv.Exec(t, db, "ALTER TABLE t DROP COLUMN a", "ALTER TABLE t RENAME COLUMN b TO bb",
+					"INSERT INTO t VALUES (3,'bb3','c3')", "UPDATE t SET c='c1' WHERE id=1")
+				applyUntilCaughtUp(t, def, dir)
 
-			recs := consumeAll
-			if tt.sink != "" {
-				recs = consumeCommitted
-			}
-			if got := materialize(recs(t, topic)); !maps.Equal(got, tt.want) {
-				t.Fatalf("materialised topic:\n got %v\nwant %v", got, tt.want)
-			}
-		})
-	}
+				recs := consumeAll
+				if tt.sink != "" {
+					recs = consumeCommitted
+				}
+				if got := materialize(recs(t, topic)); !maps.Equal(got, tt.want) {
+					t.Fatalf("materialised topic:\n got %v\nwant %v", got, tt.want)
+				}
+			})
+		}
+	})
 }
 
 // TestSchemaChangeException: under EXCEPTION a DDL of a captured table stops the run with

@@ -56,7 +56,7 @@ func BenchmarkScan1M(b *testing.B) {
 	for _, par := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("snapshot-parallelism-%d", par), func(b *testing.B) {
 			for b.Loop() {
-				cfg := testConfig(id)
+				cfg := testConfig(testenv.Primary(), id)
 				cfg.ChunkSize, cfg.Parallelism = 0, par // the default 8096
 				if n := countSnapshot(b, New(cfg)); n != rows {
 					b.Fatalf("%d rows", n)
@@ -70,7 +70,7 @@ func BenchmarkScan1M(b *testing.B) {
 // selectStar scans the table with one SELECT into sql.RawBytes, decoding with the test
 // decoders when decode is set.
 func selectStar(b *testing.B, id change.TableID, decode bool) int {
-	cfg, err := testConfig(id).withDefaults()
+	cfg, err := testConfig(testenv.Primary(), id).withDefaults()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -402,18 +402,22 @@ type streamFunc func(ctx context.Context, cfg Config, tbl *table, from, to cdc.P
 // a consumer sees only increase, and its final state equals the table. The stream is read
 // with the test's own reader, and with cdc.Source as the runner will.
 func TestSnapshotUnderWrites(t *testing.T) {
-	t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, streamTable, "", "") })
-	t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "") })
-	t.Run("general_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "utf8mb4_general_ci") })
-	t.Run("uca1400_ai_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "utf8mb4_uca1400_ai_ci") })
-	t.Run("latin1_german2_ci text key", func(t *testing.T) { snapshotUnderWrites(t, sourceStream, "", "latin1_german2_ci") })
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		t.Run("own reader", func(t *testing.T) { snapshotUnderWrites(t, srv, streamTable, "", "") })
+		t.Run("cdc.Source", func(t *testing.T) { snapshotUnderWrites(t, srv, sourceStream, "", "") })
+		t.Run("general_ci text key", func(t *testing.T) { snapshotUnderWrites(t, srv, sourceStream, "", "utf8mb4_general_ci") })
+		t.Run("uca1400_ai_ci text key", func(t *testing.T) { snapshotUnderWrites(t, srv, sourceStream, "", "utf8mb4_uca1400_ai_ci") })
+		t.Run("latin1_german2_ci text key", func(t *testing.T) { snapshotUnderWrites(t, srv, sourceStream, "", "latin1_german2_ci") })
+	})
 }
 
 // TestSnapshotDuringAddColumn is TestSnapshotUnderWrites with an ALTER TABLE … ADD COLUMN
 // once a tenth of the chunks are read: the snapshot carries on, the chunks read after it
 // have the new column, and nothing is lost or goes backwards.
 func TestSnapshotDuringAddColumn(t *testing.T) {
-	snapshotUnderWrites(t, sourceStream, "ALTER TABLE t ADD COLUMN x1 INT NOT NULL DEFAULT 7", "")
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		snapshotUnderWrites(t, srv, sourceStream, "ALTER TABLE t ADD COLUMN x1 INT NOT NULL DEFAULT 7", "")
+	})
 }
 
 // sourceStream streams with cdc.Source, joining the batches of each transaction.
@@ -450,11 +454,11 @@ func sourceStream(ctx context.Context, cfg Config, tbl *table, from, to cdc.Posi
 // snapshotUnderWrites runs the scenario of TestSnapshotUnderWrites, with ddl (unless empty)
 // run once the snapshot has emitted some chunks, on textKeyTable in keyCollation unless
 // empty.
-func snapshotUnderWrites(t *testing.T, stream streamFunc, ddl, keyCollation string) {
-	name, db := testenv.Database(t)
+func snapshotUnderWrites(t *testing.T, srv testenv.Server, stream streamFunc, ddl, keyCollation string) {
+	name, db := srv.Database(t)
 	w := newWorkloadOf(t, db, 20000, keyCollation)
 	id := change.TableID{DB: name, Table: "t"}
-	cfg := testConfig(id)
+	cfg := testConfig(srv, id)
 	cfg.ChunkSize, cfg.Parallelism, cfg.FetchSize = 300, 2, 100
 
 	stop := make(chan struct{})

@@ -16,12 +16,12 @@ import (
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
-// testConfig returns a config for the CDC user with the test describer and a server id range
-// of its own.
-func testConfig(ids ...change.TableID) Config {
+// testConfig returns a config for the CDC user on srv with the test describer and a server id
+// range of its own.
+func testConfig(srv testenv.Server, ids ...change.TableID) Config {
 	user, pass := testenv.CDCUser()
 	first := uint32(100_000 + rand.IntN(1_000_000))
-	return Config{Addr: testenv.MySQLAddr(), User: user, Password: pass, Tables: ids,
+	return Config{Addr: srv.Addr, User: user, Password: pass, Tables: ids,
 		ServerIDs: cdc.ServerIDRange{First: first, Last: first + 7}, ChunkSize: 1000}
 }
 
@@ -104,158 +104,172 @@ func checkPartition(t *testing.T, tbl *table, spans []span) {
 }
 
 func TestPlanDenseInteger(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE t (id BIGINT PRIMARY KEY, v INT)",
-		"INSERT INTO t SELECT seq, seq FROM seq_1_to_20000",
-		"DELETE FROM t WHERE id % 10 = 3", // a few holes keep it dense
-		"ANALYZE TABLE t")
-	tbl, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: "t"})
-	spans, counts, method := planWhole(t, tbl, pool, 1000)
-	if method != planEven {
-		t.Fatalf("method %d, want even split", method)
-	}
-	if len(spans) < 15 || len(spans) > 25 {
-		t.Errorf("%d chunks for 18000 rows of 1000", len(spans))
-	}
-	for i, n := range counts {
-		if n > 2*1000 {
-			t.Errorf("chunk %d %s holds %d rows", i, spans[i], n)
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE t (id BIGINT PRIMARY KEY, v INT)",
+			"INSERT INTO t SELECT seq, seq FROM seq_1_to_20000",
+			"DELETE FROM t WHERE id % 10 = 3", // a few holes keep it dense
+			"ANALYZE TABLE t")
+		tbl, pool := testTable(t, testConfig(srv), change.TableID{DB: name, Table: "t"})
+		spans, counts, method := planWhole(t, tbl, pool, 1000)
+		if method != planEven {
+			t.Fatalf("method %d, want even split", method)
 		}
-	}
+		if len(spans) < 15 || len(spans) > 25 {
+			t.Errorf("%d chunks for 18000 rows of 1000", len(spans))
+		}
+		for i, n := range counts {
+			if n > 2*1000 {
+				t.Errorf("chunk %d %s holds %d rows", i, spans[i], n)
+			}
+		}
+	})
 }
 
 func TestPlanSparseInteger(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, v INT)",
-		"INSERT INTO t SELECT seq * seq, seq FROM seq_1_to_5500",
-		"ANALYZE TABLE t")
-	tbl, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: "t"})
-	spans, counts, method := planWhole(t, tbl, pool, 1000)
-	if method != planWalk {
-		t.Fatalf("method %d, want walk", method)
-	}
-	want := []int{1000, 1000, 1000, 1000, 1000, 500}
-	if !slices.Equal(counts, want) {
-		t.Fatalf("counts %v, want %v (chunks %v)", counts, want, spans)
-	}
-	if got := string(spans[0].hi[0]); got != "1000000" {
-		t.Errorf("first boundary %s, want 1000000 (1000²)", got)
-	}
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, v INT)",
+			"INSERT INTO t SELECT seq * seq, seq FROM seq_1_to_5500",
+			"ANALYZE TABLE t")
+		tbl, pool := testTable(t, testConfig(srv), change.TableID{DB: name, Table: "t"})
+		spans, counts, method := planWhole(t, tbl, pool, 1000)
+		if method != planWalk {
+			t.Fatalf("method %d, want walk", method)
+		}
+		want := []int{1000, 1000, 1000, 1000, 1000, 500}
+		if !slices.Equal(counts, want) {
+			t.Fatalf("counts %v, want %v (chunks %v)", counts, want, spans)
+		}
+		if got := string(spans[0].hi[0]); got != "1000000" {
+			t.Errorf("first boundary %s, want 1000000 (1000²)", got)
+		}
+	})
 }
 
 func TestPlanIntegerExtremes(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE u (id BIGINT UNSIGNED PRIMARY KEY)",
-		"INSERT INTO u SELECT 18446744073709551615 - seq FROM seq_0_to_2999",
-		"CREATE TABLE s (id BIGINT PRIMARY KEY)",
-		"INSERT INTO s SELECT CAST(seq AS SIGNED) + (-9223372036854775807 - 1) FROM seq_0_to_1499",
-		"INSERT INTO s SELECT 9223372036854775807 - CAST(seq AS SIGNED) FROM seq_0_to_1499",
-		"ANALYZE TABLE u, s")
-	tu, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: "u"})
-	if _, counts, method := planWhole(t, tu, pool, 1000); method != planEven || len(counts) < 3 {
-		t.Errorf("unsigned near the top: method %d, counts %v", method, counts)
-	}
-	ts, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: "s"})
-	if _, counts, method := planWhole(t, ts, pool, 1000); method != planWalk || !slices.Equal(counts, []int{1000, 1000, 1000, 0}) {
-		t.Errorf("signed at both ends: method %d, counts %v", method, counts)
-	}
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE u (id BIGINT UNSIGNED PRIMARY KEY)",
+			"INSERT INTO u SELECT 18446744073709551615 - seq FROM seq_0_to_2999",
+			"CREATE TABLE s (id BIGINT PRIMARY KEY)",
+			"INSERT INTO s SELECT CAST(seq AS SIGNED) + (-9223372036854775807 - 1) FROM seq_0_to_1499",
+			"INSERT INTO s SELECT 9223372036854775807 - CAST(seq AS SIGNED) FROM seq_0_to_1499",
+			"ANALYZE TABLE u, s")
+		tu, pool := testTable(t, testConfig(srv), change.TableID{DB: name, Table: "u"})
+		if _, counts, method := planWhole(t, tu, pool, 1000); method != planEven || len(counts) < 3 {
+			t.Errorf("unsigned near the top: method %d, counts %v", method, counts)
+		}
+		ts, pool := testTable(t, testConfig(srv), change.TableID{DB: name, Table: "s"})
+		if _, counts, method := planWhole(t, ts, pool, 1000); method != planWalk || !slices.Equal(counts, []int{1000, 1000, 1000, 0}) {
+			t.Errorf("signed at both ends: method %d, counts %v", method, counts)
+		}
+	})
 }
 
 func TestPlanCompositeKey(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE t (a INT, b VARCHAR(20) COLLATE utf8mb4_bin, c DECIMAL(10,2), v INT, PRIMARY KEY (a, b, c))",
-		"INSERT INTO t SELECT seq DIV 100, CONCAT('k', seq MOD 10), (seq MOD 100) DIV 10 - 4.5, seq FROM seq_0_to_4499",
-		"ANALYZE TABLE t")
-	tbl, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: "t"})
-	spans, counts, _ := planWhole(t, tbl, pool, 1000)
-	if !slices.Equal(counts, []int{1000, 1000, 1000, 1000, 500}) {
-		t.Fatalf("counts %v (chunks %v)", counts, spans)
-	}
-	// The range conditions use the primary key as a range, not a full index scan.
-	cond, args, err := spans[2].where()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id int
-	var selType, tbName, typ string
-	var rest [6]sql.NullString
-	row := pool.QueryRow("EXPLAIN SELECT * FROM "+tbl.name()+" WHERE "+cond, args...)
-	if err := row.Scan(&id, &selType, &tbName, &typ, &rest[0], &rest[1], &rest[2], &rest[3], &rest[4], &rest[5]); err != nil {
-		t.Fatal(err)
-	}
-	if typ != "range" {
-		t.Errorf("EXPLAIN type %q for %s, want range", typ, cond)
-	}
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE t (a INT, b VARCHAR(20) COLLATE utf8mb4_bin, c DECIMAL(10,2), v INT, PRIMARY KEY (a, b, c))",
+			"INSERT INTO t SELECT seq DIV 100, CONCAT('k', seq MOD 10), (seq MOD 100) DIV 10 - 4.5, seq FROM seq_0_to_4499",
+			"ANALYZE TABLE t")
+		tbl, pool := testTable(t, testConfig(srv), change.TableID{DB: name, Table: "t"})
+		spans, counts, _ := planWhole(t, tbl, pool, 1000)
+		if !slices.Equal(counts, []int{1000, 1000, 1000, 1000, 500}) {
+			t.Fatalf("counts %v (chunks %v)", counts, spans)
+		}
+		// The range conditions use the primary key as a range, not a full index scan.
+		cond, args, err := spans[2].where()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id int
+		var selType, tbName, typ string
+		var rest [6]sql.NullString
+		row := pool.QueryRow("EXPLAIN SELECT * FROM "+tbl.name()+" WHERE "+cond, args...)
+		if err := row.Scan(&id, &selType, &tbName, &typ, &rest[0], &rest[1], &rest[2], &rest[3], &rest[4], &rest[5]); err != nil {
+			t.Fatal(err)
+		}
+		if typ != "range" {
+			t.Errorf("EXPLAIN type %q for %s, want range", typ, cond)
+		}
+	})
 }
 
 // TestPlanStringKeys chunks tables keyed by binary and text keys in several collations and
 // character sets (latin1 and ucs2 bounds are sent as bytes read back in the column's set:
 // they once met "Illegal mix of collations").
 func TestPlanStringKeys(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db,
-		"CREATE TABLE b (k VARBINARY(16) PRIMARY KEY, v INT)",
-		"INSERT INTO b SELECT UNHEX(MD5(seq)), seq FROM seq_1_to_2500",
-		"CREATE TABLE s (k VARCHAR(40) COLLATE utf8mb4_bin PRIMARY KEY, v INT)",
-		"INSERT INTO s SELECT CONCAT(IF(seq % 2, 'é', 'Z'), MD5(seq)), seq FROM seq_1_to_2500",
-		"CREATE TABLE ci (k VARCHAR(40) PRIMARY KEY, v INT) COLLATE utf8mb4_general_ci",
-		"INSERT INTO ci SELECT CONCAT(IF(seq % 2, 'É', 'e'), IF(seq % 3, 'X', 'x'), MD5(seq)), seq FROM seq_1_to_2500",
-		"CREATE TABLE uca (k VARCHAR(40) PRIMARY KEY, v INT) COLLATE utf8mb4_uca1400_ai_ci",
-		"INSERT INTO uca SELECT CONCAT(IF(seq % 2, 'ß', 'SS'), IF(seq % 3, 'X', 'x'), MD5(seq)), seq FROM seq_1_to_2500",
-		"CREATE TABLE cs (k VARCHAR(40) PRIMARY KEY) COLLATE utf8mb4_uca1400_as_cs",
-		"CREATE TABLE l1 (k VARCHAR(40) PRIMARY KEY, v INT) CHARACTER SET latin1 COLLATE latin1_swedish_ci",
-		"INSERT INTO l1 SELECT CONCAT(IF(seq % 2, 'É', 'e'), IF(seq % 3, 'ÿ', 'Z'), MD5(seq)), seq FROM seq_1_to_2500",
-		"CREATE TABLE u2 (k VARCHAR(40) PRIMARY KEY, v INT) CHARACTER SET ucs2 COLLATE ucs2_unicode_ci",
-		"INSERT INTO u2 SELECT CONCAT(IF(seq % 2, 'ß', 'SS'), IF(seq % 3, 'Ω', 'x'), MD5(seq)), seq FROM seq_1_to_2500",
-		"ANALYZE TABLE b, s, ci, uca, l1, u2")
-	for _, tab := range []string{"b", "s", "ci", "uca", "l1", "u2"} {
-		tbl, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: tab})
-		if _, counts, _ := planWhole(t, tbl, pool, 1000); !slices.Equal(counts, []int{1000, 1000, 500}) {
-			t.Errorf("table %s: counts %v", tab, counts)
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db,
+			"CREATE TABLE b (k VARBINARY(16) PRIMARY KEY, v INT)",
+			"INSERT INTO b SELECT UNHEX(MD5(seq)), seq FROM seq_1_to_2500",
+			"CREATE TABLE s (k VARCHAR(40) COLLATE utf8mb4_bin PRIMARY KEY, v INT)",
+			"INSERT INTO s SELECT CONCAT(IF(seq % 2, 'é', 'Z'), MD5(seq)), seq FROM seq_1_to_2500",
+			"CREATE TABLE ci (k VARCHAR(40) PRIMARY KEY, v INT) COLLATE utf8mb4_general_ci",
+			"INSERT INTO ci SELECT CONCAT(IF(seq % 2, 'É', 'e'), IF(seq % 3, 'X', 'x'), MD5(seq)), seq FROM seq_1_to_2500",
+			"CREATE TABLE uca (k VARCHAR(40) PRIMARY KEY, v INT) COLLATE utf8mb4_uca1400_ai_ci",
+			"INSERT INTO uca SELECT CONCAT(IF(seq % 2, 'ß', 'SS'), IF(seq % 3, 'X', 'x'), MD5(seq)), seq FROM seq_1_to_2500",
+			"CREATE TABLE cs (k VARCHAR(40) PRIMARY KEY) COLLATE utf8mb4_uca1400_as_cs",
+			"CREATE TABLE l1 (k VARCHAR(40) PRIMARY KEY, v INT) CHARACTER SET latin1 COLLATE latin1_swedish_ci",
+			"INSERT INTO l1 SELECT CONCAT(IF(seq % 2, 'É', 'e'), IF(seq % 3, 'ÿ', 'Z'), MD5(seq)), seq FROM seq_1_to_2500",
+			"CREATE TABLE u2 (k VARCHAR(40) PRIMARY KEY, v INT) CHARACTER SET ucs2 COLLATE ucs2_unicode_ci",
+			"INSERT INTO u2 SELECT CONCAT(IF(seq % 2, 'ß', 'SS'), IF(seq % 3, 'Ω', 'x'), MD5(seq)), seq FROM seq_1_to_2500",
+			"ANALYZE TABLE b, s, ci, uca, l1, u2")
+		for _, tab := range []string{"b", "s", "ci", "uca", "l1", "u2"} {
+			tbl, pool := testTable(t, testConfig(srv), change.TableID{DB: name, Table: tab})
+			if _, counts, _ := planWhole(t, tbl, pool, 1000); !slices.Equal(counts, []int{1000, 1000, 500}) {
+				t.Errorf("table %s: counts %v", tab, counts)
+			}
 		}
-	}
-	cfg, _ := testConfig(change.TableID{DB: name, Table: "cs"}).withDefaults()
-	pool, _ := cfg.openDB()
-	defer pool.Close()
-	_, err := loadTable(context.Background(), pool, &cfg, change.TableID{DB: name, Table: "cs"})
-	if err == nil || !strings.Contains(err.Error(), "utf8mb4_uca1400_as_cs") || !strings.Contains(err.Error(), name+".cs") ||
-		!strings.Contains(err.Error(), "chunk.key-column") {
-		t.Errorf("uca1400_as_cs key: error %v, want one naming the table, the collation and the fix", err)
-	}
+		cfg, _ := testConfig(srv, change.TableID{DB: name, Table: "cs"}).withDefaults()
+		pool, _ := cfg.openDB()
+		defer pool.Close()
+		_, err := loadTable(context.Background(), pool, &cfg, change.TableID{DB: name, Table: "cs"})
+		if err == nil || !strings.Contains(err.Error(), "utf8mb4_uca1400_as_cs") || !strings.Contains(err.Error(), name+".cs") ||
+			!strings.Contains(err.Error(), "chunk.key-column") {
+			t.Errorf("uca1400_as_cs key: error %v, want one naming the table, the collation and the fix", err)
+		}
+	})
 }
 
 func TestPlanEmptyTables(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE i (id INT PRIMARY KEY)", "CREATE TABLE c (a INT, b INT, PRIMARY KEY (a, b))")
-	for _, tab := range []string{"i", "c"} {
-		tbl, pool := testTable(t, testConfig(), change.TableID{DB: name, Table: tab})
-		if spans, _, _ := planWhole(t, tbl, pool, 1000); len(spans) != 1 {
-			t.Errorf("table %s: %d chunks, want one unbounded", tab, len(spans))
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE i (id INT PRIMARY KEY)", "CREATE TABLE c (a INT, b INT, PRIMARY KEY (a, b))")
+		for _, tab := range []string{"i", "c"} {
+			tbl, pool := testTable(t, testConfig(srv), change.TableID{DB: name, Table: tab})
+			if spans, _, _ := planWhole(t, tbl, pool, 1000); len(spans) != 1 {
+				t.Errorf("table %s: %d chunks, want one unbounded", tab, len(spans))
+			}
 		}
-	}
+	})
 }
 
 func TestPlanNoPrimaryKey(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db, "CREATE TABLE n (a INT NOT NULL, b INT)", "INSERT INTO n SELECT seq, seq FROM seq_1_to_2500")
-	id := change.TableID{DB: name, Table: "n"}
-	cfg, _ := testConfig(id).withDefaults()
-	pool, _ := cfg.openDB()
-	defer pool.Close()
-	_, err := loadTable(context.Background(), pool, &cfg, id)
-	if err == nil || !strings.Contains(err.Error(), id.String()) || !strings.Contains(err.Error(), "primary-keys") {
-		t.Fatalf("error %v, want one naming the table and the fix", err)
-	}
-	cfg.Keys = func(string, string) ([]string, bool) { return []string{"a"}, true }
-	tbl, err := loadTable(context.Background(), pool, &cfg, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, counts, _ := planWhole(t, tbl, pool, 1000); len(counts) != 3 {
-		t.Errorf("counts %v", counts)
-	}
-	cfg.Keys = func(string, string) ([]string, bool) { return []string{"b"}, true }
-	if _, err = loadTable(context.Background(), pool, &cfg, id); err == nil || !strings.Contains(err.Error(), "nullable") {
-		t.Errorf("nullable key: error %v", err)
-	}
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE n (a INT NOT NULL, b INT)", "INSERT INTO n SELECT seq, seq FROM seq_1_to_2500")
+		id := change.TableID{DB: name, Table: "n"}
+		cfg, _ := testConfig(srv, id).withDefaults()
+		pool, _ := cfg.openDB()
+		defer pool.Close()
+		_, err := loadTable(context.Background(), pool, &cfg, id)
+		if err == nil || !strings.Contains(err.Error(), id.String()) || !strings.Contains(err.Error(), "primary-keys") {
+			t.Fatalf("error %v, want one naming the table and the fix", err)
+		}
+		cfg.Keys = func(string, string) ([]string, bool) { return []string{"a"}, true }
+		tbl, err := loadTable(context.Background(), pool, &cfg, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, counts, _ := planWhole(t, tbl, pool, 1000); len(counts) != 3 {
+			t.Errorf("counts %v", counts)
+		}
+		cfg.Keys = func(string, string) ([]string, bool) { return []string{"b"}, true }
+		if _, err = loadTable(context.Background(), pool, &cfg, id); err == nil || !strings.Contains(err.Error(), "nullable") {
+			t.Errorf("nullable key: error %v", err)
+		}
+	})
 }

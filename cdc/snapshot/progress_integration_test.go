@@ -61,15 +61,17 @@ func crashAfter(t *testing.T, s *Snapshot, crashAt, lag int) ([]change.Batch, []
 // backwards and ends equal to the table (keys deleted between the crash and the re-read get
 // their tombstones).
 func TestResumeAfterCrash(t *testing.T) {
-	t.Run("acks lag", func(t *testing.T) { testResume(t, 10, 3) })
-	t.Run("nothing stored but Begin", func(t *testing.T) { testResume(t, 6, 6) })
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		t.Run("acks lag", func(t *testing.T) { testResume(t, srv, 10, 3) })
+		t.Run("nothing stored but Begin", func(t *testing.T) { testResume(t, srv, 6, 6) })
+	})
 }
 
-func testResume(t *testing.T, crashAt, lag int) {
-	name, db := testenv.Database(t)
+func testResume(t *testing.T, srv testenv.Server, crashAt, lag int) {
+	name, db := srv.Database(t)
 	w := newWorkload(t, db, 12000)
 	id := change.TableID{DB: name, Table: "t"}
-	cfg := testConfig(id)
+	cfg := testConfig(srv, id)
 	cfg.ChunkSize, cfg.Parallelism = 500, 2
 
 	stop := make(chan struct{})

@@ -45,80 +45,82 @@ func checkTransactions(t *testing.T, batches []change.Batch, fetch int) {
 }
 
 func TestReadQuietTables(t *testing.T) {
-	name, db := testenv.Database(t)
-	testenv.Exec(t, db,
-		"SET time_zone = '+05:30'",
-		"CREATE TABLE a (id INT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(12,2), ts TIMESTAMP(6) NULL, bin VARBINARY(8))",
-		"INSERT INTO a SELECT seq, IF(seq % 7 = 0, NULL, CONCAT('n', seq)), seq / 100, FROM_UNIXTIME(1000000 + seq + 0.5), IF(seq % 5 = 0, '', UNHEX(HEX(seq))) FROM seq_1_to_2345",
-		"CREATE TABLE e (a INT, b INT, PRIMARY KEY (a, b))")
-	ida, ide := change.TableID{DB: name, Table: "a"}, change.TableID{DB: name, Table: "e"}
-	cfg := testConfig(ida, ide)
-	cfg.Parallelism, cfg.FetchSize = 2, 300
-	var progress []TableProgress
-	cfg.OnProgress = func(p TableProgress) { progress = append(progress, p) }
-	s := New(cfg)
-	batches, err := runSnapshot(t, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkTransactions(t, batches, 300)
-	got := map[int64]change.Row{}
-	for _, b := range batches {
-		for _, c := range b.Changes {
-			if c.Op != change.Insert || c.Schema.Table != ida {
-				t.Fatalf("unexpected change %v of %s", c.Op, c.Schema.Table)
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db,
+			"SET time_zone = '+05:30'",
+			"CREATE TABLE a (id INT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(12,2), ts TIMESTAMP(6) NULL, bin VARBINARY(8))",
+			"INSERT INTO a SELECT seq, IF(seq % 7 = 0, NULL, CONCAT('n', seq)), seq / 100, FROM_UNIXTIME(1000000 + seq + 0.5), IF(seq % 5 = 0, '', UNHEX(HEX(seq))) FROM seq_1_to_2345",
+			"CREATE TABLE e (a INT, b INT, PRIMARY KEY (a, b))")
+		ida, ide := change.TableID{DB: name, Table: "a"}, change.TableID{DB: name, Table: "e"}
+		cfg := testConfig(srv, ida, ide)
+		cfg.Parallelism, cfg.FetchSize = 2, 300
+		var progress []TableProgress
+		cfg.OnProgress = func(p TableProgress) { progress = append(progress, p) }
+		s := New(cfg)
+		batches, err := runSnapshot(t, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTransactions(t, batches, 300)
+		got := map[int64]change.Row{}
+		for _, b := range batches {
+			for _, c := range b.Changes {
+				if c.Op != change.Insert || c.Schema.Table != ida {
+					t.Fatalf("unexpected change %v of %s", c.Op, c.Schema.Table)
+				}
+				got[c.After[0].Int()] = c.After
 			}
-			got[c.After[0].Int()] = c.After
 		}
-	}
-	if len(got) != 2345 {
-		t.Fatalf("%d rows, want 2345", len(got))
-	}
-	for _, id := range []int64{1, 7, 10, 2345} {
-		row := got[id]
-		ts := change.TimestampValue((1000000+id)*1e6 + 500000)
-		if row[3].Kind != ts.Kind || row[3].Num != ts.Num {
-			t.Errorf("id %d: ts %+v, want %+v (UTC instant whatever the writer's zone)", id, row[3], ts)
+		if len(got) != 2345 {
+			t.Fatalf("%d rows, want 2345", len(got))
 		}
-		if (id%7 == 0) != row[1].IsNull() {
-			t.Errorf("id %d: name %+v", id, row[1])
+		for _, id := range []int64{1, 7, 10, 2345} {
+			row := got[id]
+			ts := change.TimestampValue((1000000+id)*1e6 + 500000)
+			if row[3].Kind != ts.Kind || row[3].Num != ts.Num {
+				t.Errorf("id %d: ts %+v, want %+v (UTC instant whatever the writer's zone)", id, row[3], ts)
+			}
+			if (id%7 == 0) != row[1].IsNull() {
+				t.Errorf("id %d: name %+v", id, row[1])
+			}
+			if (id%5 == 0) != (row[4].Kind == change.Bytes && len(row[4].Bytes) == 0) {
+				t.Errorf("id %d: bin %+v (empty, not NULL, for multiples of 5)", id, row[4])
+			}
 		}
-		if (id%5 == 0) != (row[4].Kind == change.Bytes && len(row[4].Bytes) == 0) {
-			t.Errorf("id %d: bin %+v (empty, not NULL, for multiples of 5)", id, row[4])
+		p, err := s.ProgressAt(batches[len(batches)-1].Position)
+		if err != nil || !p.Done {
+			t.Fatalf("final progress %+v, %v", p, err)
 		}
-	}
-	p, err := s.ProgressAt(batches[len(batches)-1].Position)
-	if err != nil || !p.Done {
-		t.Fatalf("final progress %+v, %v", p, err)
-	}
-	// A restart after the snapshot: nothing is read again, and the hand-off is the same.
-	h1, err := s.Handoff(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Resume = &p
-	again := New(cfg)
-	if batches, err := runSnapshot(t, again); err != nil || len(batches) != 0 {
-		t.Fatalf("a done snapshot ran again: %d batches, %v", len(batches), err)
-	}
-	h2, err := again.Handoff(context.Background())
-	if err != nil || h2.Start().String() != h1.Start().String() || !h1.Start().HasGTID() {
-		t.Fatalf("hand-off after restart: %v, start %s, want %s with a GTID", err, h2.Start(), h1.Start())
-	}
-	rows := map[string]int64{}
-	for _, d := range p.Chunks {
-		rows[d.Table] += d.Rows
-	}
-	if rows["a"] != 2345 || rows["e"] != 0 {
-		t.Errorf("progress rows %v", rows)
-	}
-	final := map[change.TableID]TableProgress{}
-	for _, p := range progress {
-		final[p.Table] = p
-	}
-	if final[ida].Rows != 2345 || final[ide].Chunks != 1 || final[ida].Chunks != int64(len(p.Chunks)-1) {
-		t.Errorf("progress callback ends with %+v", final)
-	}
+		// A restart after the snapshot: nothing is read again, and the hand-off is the same.
+		h1, err := s.Handoff(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Resume = &p
+		again := New(cfg)
+		if batches, err := runSnapshot(t, again); err != nil || len(batches) != 0 {
+			t.Fatalf("a done snapshot ran again: %d batches, %v", len(batches), err)
+		}
+		h2, err := again.Handoff(context.Background())
+		if err != nil || h2.Start().String() != h1.Start().String() || !h1.Start().HasGTID() {
+			t.Fatalf("hand-off after restart: %v, start %s, want %s with a GTID", err, h2.Start(), h1.Start())
+		}
+		rows := map[string]int64{}
+		for _, d := range p.Chunks {
+			rows[d.Table] += d.Rows
+		}
+		if rows["a"] != 2345 || rows["e"] != 0 {
+			t.Errorf("progress rows %v", rows)
+		}
+		final := map[change.TableID]TableProgress{}
+		for _, p := range progress {
+			final[p.Table] = p
+		}
+		if final[ida].Rows != 2345 || final[ide].Chunks != 1 || final[ida].Chunks != int64(len(p.Chunks)-1) {
+			t.Errorf("progress callback ends with %+v", final)
+		}
+	})
 }
 
 // TestTLSReachesConnections: Config.TLS is used by the snapshot's connections. The test
@@ -126,7 +128,7 @@ func TestReadQuietTables(t *testing.T) {
 func TestTLSReachesConnections(t *testing.T) {
 	name, db := testenv.Database(t)
 	testenv.Exec(t, db, "CREATE TABLE a (id INT PRIMARY KEY)", "INSERT INTO a VALUES (1)")
-	cfg := testConfig(change.TableID{DB: name, Table: "a"})
+	cfg := testConfig(testenv.Primary(), change.TableID{DB: name, Table: "a"})
 	cfg.TLS = &tls.Config{ServerName: "localhost", MinVersion: tls.VersionTLS12}
 	_, err := runSnapshot(t, New(cfg))
 	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "tls") {

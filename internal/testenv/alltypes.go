@@ -33,7 +33,9 @@ const AllTypesRow1 = `INSERT INTO alltypes VALUES (1,
 // MariaDBTypesTables creates the tables of the MariaDB-only and fixture-found types (the
 // same-bytes test of docs/output.md's rows for them): UUID, INET4 and INET6 as primary keys
 // and as columns, DECIMAL ZEROFILL, single-byte character sets that golang.org/x/text lacks
-// (macce, keybcs2, swe7) and a GEOMETRYCOLLECTION.
+// (macce, keybcs2, swe7) and a GEOMETRYCOLLECTION; and ucakey, the shape MariaDB 11 brings
+// by default: a text key in utf8mb4_uca1400_ai_ci (UCA 14.0, where "ß" = "ss") next to UUID,
+// INET4 and INET6 columns.
 var MariaDBTypesTables = []string{
 	`CREATE TABLE mdbtypes (
   id UUID NOT NULL PRIMARY KEY,
@@ -44,6 +46,8 @@ var MariaDBTypesTables = []string{
 ) DEFAULT CHARSET=utf8mb4`,
 	`CREATE TABLE inet4key (k4 INET4 NOT NULL PRIMARY KEY, v INT)`,
 	`CREATE TABLE inet6key (k6 INET6 NOT NULL PRIMARY KEY, v INT)`,
+	`CREATE TABLE ucakey (k VARCHAR(30) COLLATE utf8mb4_uca1400_ai_ci NOT NULL PRIMARY KEY,
+  u UUID, i4 INET4, i6 INET6) DEFAULT CHARSET=utf8mb4`,
 }
 
 // MariaDBTypesRows fills the MariaDBTypesTables with edge values: time-based (version 1)
@@ -70,4 +74,11 @@ var MariaDBTypesRows = []string{
 	`INSERT INTO inet6key VALUES ('::', 1), ('::1', 2), ('::1.2.3.4', 3), ('::ffff:1.2.3.4', 4), ('::ffff:1.2.3.5', 5),
   ('1::', 6), ('1::2:3:4:5:6:7', 7), ('2001:db8::1', 8), ('2001:db8:0:1::1', 9), ('fe80::1', 10),
   ('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 11)`,
+	`INSERT INTO ucakey VALUES ('ß1', '123e4567-e89b-12d3-a456-426655440000', '10.0.0.1', '::ffff:10.0.0.1'),
+  ('ss2', '6ccd780c-baba-4026-9564-5b8c656024db', '0.0.0.0', '::'), ('SS3', NULL, NULL, NULL),
+  ('a', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '255.255.255.255', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'),
+  ('Ä b', '00000000-0000-0000-0000-000000000000', '127.0.0.1', '::1'), ('ab', NULL, NULL, '2001:db8::1'),
+  ('Ångström', '6ccd780c-baba-1026-9564-5b8c656024db', NULL, 'fe80::1:0:0:1'), ('Zürich', NULL, '192.168.0.1', NULL),
+  ('zebra', NULL, NULL, NULL), ('é', NULL, NULL, NULL), ('F', NULL, NULL, NULL), ('日本', NULL, NULL, NULL),
+  ('🚀', NULL, NULL, NULL), ('', NULL, NULL, NULL), ('Ǆ', NULL, NULL, NULL)`,
 }

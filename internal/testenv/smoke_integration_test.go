@@ -12,12 +12,14 @@ import (
 )
 
 // TestSmokeMariaDB reads the binlog position with the CDC user's grants and checks the server
-// settings CDC depends on.
-func TestSmokeMariaDB(t *testing.T) {
+// settings CDC depends on, on every server of the matrix.
+func TestSmokeMariaDB(t *testing.T) { RunMatrix(t, smokeMariaDB) }
+
+func smokeMariaDB(t *testing.T, srv Server) {
 	u, p := CDCUser()
-	conn, err := client.Connect(MySQLAddr(), u, p, "")
+	conn, err := client.Connect(srv.Addr, u, p, "")
 	if err != nil {
-		t.Fatalf("connect %s as %s: %v", MySQLAddr(), u, err)
+		t.Fatalf("connect %s as %s: %v", srv.Addr, u, err)
 	}
 	defer conn.Close()
 	r, err := conn.Execute("SHOW MASTER STATUS")

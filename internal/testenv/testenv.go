@@ -1,5 +1,10 @@
 // Package testenv gives integration tests their own database and topics on the real test
-// services that scripts/services starts (MariaDB on 127.0.0.1:3307, Kafka on 127.0.0.1:9092).
+// services that scripts/services starts (MariaDB 10.11 on 127.0.0.1:3307, MariaDB 11.4 on
+// 127.0.0.1:3308, Kafka on 127.0.0.1:9092).
+//
+// The tests of the source, the snapshot, the all-types encodings and the runner's end-to-end
+// runs run once per source server, as subtests named for it (RunMatrix, Servers;
+// INGEST_TEST_SERVERS restricts the list); the other tests use the primary server (10.11).
 //
 // Integration tests are built with the tag "integration" (make test sets it). The addresses
 // come from the INGEST_TEST_* variables that `scripts/services env` prints, with the script's
@@ -18,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -57,15 +61,9 @@ func AdminUser() (user, password string) {
 // SELECT) and its password.
 func CDCUser() (user, password string) { return userPass("INGEST_TEST_MYSQL_CDC", "cdc:cdc-pass") }
 
-// AdminDSN returns a go-sql-driver DSN for the admin user on database db ("" for none).
-func AdminDSN(db string) string {
-	u, p := AdminUser()
-	c := mysql.NewConfig()
-	c.User, c.Passwd, c.Net, c.Addr, c.DBName = u, p, "tcp", MySQLAddr(), db
-	c.MultiStatements = true
-	c.InterpolateParams = true
-	return c.FormatDSN()
-}
+// AdminDSN returns a go-sql-driver DSN for the admin user on database db ("" for none) of
+// the primary server.
+func AdminDSN(db string) string { return Primary().AdminDSN(db) }
 
 var nonIdent = regexp.MustCompile(`[^a-z0-9_]+`)
 
@@ -81,28 +79,11 @@ func Name(t testing.TB) string {
 	return strings.Trim(n, "_") + "_" + hex.EncodeToString(b)
 }
 
-// Database creates a fresh database for the test, dropped when the test ends, and returns
-// its name and an admin connection using it.
+// Database creates a fresh database for the test on the primary server (the first of the
+// matrix), dropped when the test ends, and returns its name and an admin connection using it.
 func Database(t testing.TB) (string, *sql.DB) {
 	t.Helper()
-	root, err := sql.Open("mysql", AdminDSN(""))
-	if err != nil {
-		t.Fatalf("testenv: open mysql: %v", err)
-	}
-	t.Cleanup(func() { root.Close() })
-	name := Name(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := root.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
-		t.Fatalf("testenv: MariaDB at %s not usable (run `make services`): %v", MySQLAddr(), err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS `" + name + "`") })
-	db, err := sql.Open("mysql", AdminDSN(name))
-	if err != nil {
-		t.Fatalf("testenv: open mysql: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return name, db
+	return Primary().Database(t)
 }
 
 // Exec runs statements on db, failing the test on the first error.
