@@ -275,11 +275,16 @@ func TestAllTypesKafkaSameBytes(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	for _, format := range []string{"debezium-json", "canal-json"} {
-		t.Run(format, func(t *testing.T) {
+	for _, variant := range []struct{ format, option, golden string }{
+		{"debezium-json", "", "debezium-json"},
+		{"canal-json", "", "canal-json"},
+		{"debezium-json", "  json.encode.time-as: micros\n", "debezium-json-time-micros"},
+	} {
+		format := variant.format
+		t.Run(variant.golden, func(t *testing.T) {
 			snapTopic, binlogTopic := testenv.Name(t)+"_snap", testenv.Name(t)+"_binlog"
 			deleteTopicsAtEnd(t, snapTopic, binlogTopic)
-			sink := "  value.format: " + format + "\n  topic: %s"
+			sink := variant.option + "  value.format: " + format + "\n  topic: %s"
 			// Two pipelines, each named for its run: a pipeline's state in Kafka is keyed by
 			// its name, and a fresh state directory resumes from it.
 			snapDef := kafkaDefinition(t, name, name, fmt.Sprintf(sink, snapTopic), "")
@@ -301,7 +306,7 @@ func TestAllTypesKafkaSameBytes(t *testing.T) {
 				}
 				lines = append(lines, strings.ReplaceAll(snap[i].key+" "+snap[i].value, name, "DB"))
 			}
-			goldenFile(t, filepath.Join("testdata", "alltypes-"+format+".golden"), strings.Join(lines, "\n")+"\n")
+			goldenFile(t, filepath.Join("testdata", "alltypes-"+variant.golden+".golden"), strings.Join(lines, "\n")+"\n")
 		})
 	}
 }
