@@ -97,6 +97,9 @@ func FlinkTypeOf(c Column, f Format) FlinkType {
 		}
 		return FlinkType{SQL: "STRING", Note: "TIME as text ([-]HH:mm:ss[.f], up to ±838:59:59) - Flink's TIME holds 00:00:00-23:59:59 and no fraction"}
 	case change.Bytes:
+		if base == "bit" && c.Length == 1 {
+			return FlinkType{SQL: "BOOLEAN"}
+		}
 		if base == "bit" {
 			if f.Events {
 				return FlinkType{SQL: "BYTES", Note: "BIT(" + strconv.Itoa(c.Length) + ") bytes little-endian, as Debezium delivers them"}
