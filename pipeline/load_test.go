@@ -148,6 +148,7 @@ func TestDefaults(t *testing.T) {
 		{"sink.json.timestamp", k.JSON.TimestampFormat, TimestampSQL},
 		{"sink.json.json-column-as", k.JSON.JSONColumnAs, JSONColumnAsString},
 		{"sink.json.decimal-as", k.JSON.DecimalAs, DecimalAsNumber},
+		{"sink.json.time-as", k.JSON.TimeAs, TimeAsString},
 		{"sink.aliyun", k.Aliyun.Enabled(), false},
 		{"pipeline.name", p.Name, "orders"},
 		{"pipeline.parallelism", p.Parallelism, 1},

@@ -340,6 +340,7 @@ type JSONOptions struct {
 	TimestampFormat TimestampFormat // json.timestamp-format.standard
 	JSONColumnAs    JSONColumnAs    // json.encode.json-column-as
 	DecimalAs       DecimalAs       // json.encode.decimal-as
+	TimeAs          TimeAs          // json.encode.time-as
 }
 
 // TimestampFormat is json.timestamp-format.standard.
@@ -377,6 +378,20 @@ const (
 
 // String returns the option value.
 func (d DecimalAs) String() string { return string(d) }
+
+// TimeAs is json.encode.time-as.
+type TimeAs string
+
+// How TIME columns are written.
+const (
+	// TimeAsString writes "[-]HH:mm:ss[.f]" (the default).
+	TimeAsString TimeAs = "string"
+	// TimeAsMicros writes the signed number of microseconds.
+	TimeAsMicros TimeAs = "micros"
+)
+
+// String returns the option value.
+func (t TimeAs) String() string { return string(t) }
 
 // Aliyun holds the five aliyun.kafka.* options: the ApsaraMQ for Kafka
 // OpenAPI credentials and instance, used to create topics.

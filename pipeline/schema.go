@@ -122,6 +122,7 @@ func sinkOptions(s *Sink) []option {
 		{key: "json.encode.json-column-as", val: enum(&s.JSON.JSONColumnAs,
 			JSONColumnAsString, JSONColumnAsObject), def: "string", only: up},
 		{key: "json.encode.decimal-as", val: enum(&s.JSON.DecimalAs, DecimalAsNumber, DecimalAsString), def: "number", only: up},
+		{key: "json.encode.time-as", val: enum(&s.JSON.TimeAs, TimeAsString, TimeAsMicros), def: "string"},
 		{key: "aliyun.kafka.accessKeyId", val: secretValue{&s.Aliyun.AccessKeyID}, secret: true},
 		{key: "aliyun.kafka.accessKeySecret", val: secretValue{&s.Aliyun.AccessKeySecret}, secret: true},
 		{key: "aliyun.kafka.instanceId", val: stringValue{&s.Aliyun.InstanceID}},

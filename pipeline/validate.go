@@ -468,6 +468,9 @@ func checkKafkaFormats(l *loader) {
 		unused["canal-json."] = "value.format is debezium-json; canal-json.* options apply to value.format: canal-json"
 	}
 	for path := range l.def.Pos {
+		if path == "sink.json.encode.time-as" {
+			continue // ingest's own option, for the value as well as the key
+		}
 		for prefix, why := range unused {
 			if strings.HasPrefix(path, "sink."+prefix) {
 				l.at(path, "is not used: %s; remove it", why)

@@ -173,6 +173,7 @@ func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.
 		Topics:          r.topics,
 		Encode: upsert.EncodeOptions{
 			JSONAsObject: s.JSON.JSONColumnAs == pipeline.JSONColumnAsObject, DecimalAsString: s.JSON.DecimalAs == pipeline.DecimalAsString,
+			TimeAsMicros: s.JSON.TimeAs == pipeline.TimeAsMicros,
 			TableHeaders: s.AddTableIDToHeader, CustomHeaders: headers,
 		},
 		BufferMaxRows: s.BufferFlushMaxRows, BufferInterval: s.BufferFlushInterval,

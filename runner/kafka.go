@@ -92,6 +92,8 @@ func eventOptions(s *pipeline.Sink, headers []upsert.Header) upsert.EventOptions
 	default:
 		opts.Value, opts.ValueJSON = upsert.DebeziumJSON, jsonFormat(k.Debezium, k.Debezium.TimestampFormat)
 	}
+	micros := s.JSON.TimeAs == pipeline.TimeAsMicros
+	opts.KeyJSON.TimeMicros, opts.ValueJSON.TimeMicros = micros, micros
 	return opts
 }
 

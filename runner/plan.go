@@ -19,6 +19,7 @@ import (
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/consumer"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/route"
 	"github.com/ingestkit/ingest/secrets"
@@ -50,6 +51,8 @@ type PlannedTable struct {
 	Problem       string   `json:"problem,omitempty"`
 	// Capture says, from the stored state, whether the table is captured, and why not.
 	Capture string `json:"capture,omitempty"`
+
+	columns []consumer.Column // as described, for the consumer DDL (ConsumerTopics)
 }
 
 // Plan connects to the source and the cluster and reports what apply would do.
@@ -76,6 +79,7 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 		rep.Problems = append(rep.Problems, "error: tables: "+err.Error())
 	}
 	rep.addCollisions(rt)
+	rep.addTimeWarnings(def)
 	if err := rep.addTopics(ctx, def, opts.StateDir, stateSecrets(opts.Scrubber)); err != nil {
 		rep.Problems = append(rep.Problems, "error: kafka: "+err.Error())
 	}
@@ -153,6 +157,7 @@ func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, s
 			rep.Problems = append(rep.Problems, "error: "+ti.ID.String()+": "+err.Error())
 		case t != nil:
 			pt.Key, pt.KeyFrom = keyNames(t.Schema), "primary key"
+			pt.columns = consumerColumns(t.Columns)
 			if _, ok := src.Keys(ti.ID.DB, ti.ID.Table); ok {
 				pt.KeyFrom = "transform"
 			}

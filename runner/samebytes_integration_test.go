@@ -18,7 +18,8 @@ import (
 // TestAllTypesSameBytes writes the all-types rows once and reads them twice: through the
 // initial snapshot (SELECT) into one topic and through the binlog into another. Every key
 // must carry byte-identical values on both, and the values must equal the golden file
-// (docs/output.md rendered for every type), in both timestamp standards.
+// (docs/output.md rendered for every type), in both timestamp standards and with
+// json.encode.time-as: micros.
 func TestAllTypesSameBytes(t *testing.T) {
 	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
 		name, db := srv.Database(t)
@@ -45,9 +46,13 @@ func TestAllTypesSameBytes(t *testing.T) {
 			}
 		}
 
-		for _, standard := range []string{"SQL", "ISO-8601"} {
-			t.Run(standard, func(t *testing.T) {
-				sink := "  json.timestamp-format.standard: " + standard + "\n  topic: %s"
+		for _, variant := range []struct{ name, option string }{
+			{"SQL", "json.timestamp-format.standard: SQL"},
+			{"ISO-8601", "json.timestamp-format.standard: ISO-8601"},
+			{"time-micros", "json.encode.time-as: micros"},
+		} {
+			t.Run(variant.name, func(t *testing.T) {
+				sink := "  " + variant.option + "\n  topic: %s"
 				snapTopic, binlogTopic := testenv.Name(t)+"_snap", testenv.Name(t)+"_binlog"
 				t.Cleanup(func() {
 					_, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), snapTopic, binlogTopic)
@@ -73,7 +78,7 @@ func TestAllTypesSameBytes(t *testing.T) {
 					lines = append(lines, key+" "+v)
 				}
 				sort.Strings(lines)
-				goldenFile(t, filepath.Join("testdata", "alltypes-"+strings.ToLower(standard)+".golden"), strings.Join(lines, "\n")+"\n")
+				goldenFile(t, filepath.Join("testdata", "alltypes-"+strings.ToLower(variant.name)+".golden"), strings.Join(lines, "\n")+"\n")
 			})
 		}
 	})

@@ -32,6 +32,9 @@ type EncodeOptions struct {
 	// DecimalAsString is json.encode.decimal-as: string; DECIMAL columns are written as
 	// strings holding the exact decimal text instead of numbers.
 	DecimalAsString bool
+	// TimeAsMicros is json.encode.time-as: micros; TIME columns are written as the signed
+	// number of microseconds instead of the "[-]HH:mm:ss[.f]" text.
+	TimeAsMicros bool
 	// TableHeaders is sink.add-tableId-to-header-enabled: every record carries the headers
 	// namespace (empty), schemaName and tableName, in that order.
 	TableHeaders bool
@@ -342,6 +345,9 @@ func truncate(b []byte) []byte {
 }
 
 func (e *Encoder) appendTemporal(dst []byte, v change.Value) []byte {
+	if v.Kind == change.Time && e.opts.TimeAsMicros {
+		return strconv.AppendInt(dst, v.Micros(), 10)
+	}
 	return appendTemporal(dst, v, e.opts.Timestamps)
 }
 

@@ -116,6 +116,7 @@ func TestEncodeGolden(t *testing.T) {
 		{"kinds_sql", EncodeOptions{}, kindChanges()},
 		{"kinds_iso8601", EncodeOptions{Timestamps: TimestampISO8601}, kindChanges()},
 		{"kinds_decimal_string_json_object", EncodeOptions{DecimalAsString: true, JSONAsObject: true}, kindChanges()},
+		{"kinds_time_micros", EncodeOptions{TimeAsMicros: true}, kindChanges()},
 		{"changes", EncodeOptions{}, caseChanges()},
 		{"changes_headers", EncodeOptions{TableHeaders: true, CustomHeaders: headers}, caseChanges()},
 		{"changes_custom_headers_only", EncodeOptions{CustomHeaders: headers[:1]}, caseChanges()[:1]},

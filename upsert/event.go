@@ -43,6 +43,9 @@ type JSONFormat struct {
 	// IgnoreNulls is <format>.encode.ignore-null-fields: fields whose value is null are left
 	// out, "before":null and "old":null included.
 	IgnoreNulls bool
+	// TimeMicros is json.encode.time-as: micros; TIME columns are written as the signed
+	// number of microseconds, the fraction and values outside a day kept.
+	TimeMicros bool
 }
 
 // EventOptions configure an [EventEncoder].
@@ -403,6 +406,9 @@ func appendEventValue(dst []byte, v change.Value, col columnKind, f JSONFormat) 
 		}
 		return appendBase64(dst, v.Bytes), nil
 	case change.Time:
+		if f.TimeMicros {
+			return strconv.AppendInt(dst, v.Micros(), 10), nil
+		}
 		return appendFlinkTime(dst, v.Micros()), nil
 	case change.Date, change.DateTime, change.Timestamp:
 		return appendTemporal(dst, v, f.Timestamps), nil

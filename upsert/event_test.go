@@ -149,6 +149,8 @@ func TestEventGolden(t *testing.T) {
 			ValueJSON: JSONFormat{Timestamps: TimestampISO8601, DecimalPlain: true},
 			KeyJSON:   JSONFormat{Timestamps: TimestampISO8601}}, allTypesChanges(), nil},
 		{"kinds_debezium", EventOptions{}, kindChanges(), nil},
+		{"kinds_debezium_time_micros", EventOptions{ValueJSON: JSONFormat{TimeMicros: true}, KeyJSON: JSONFormat{TimeMicros: true}}, kindChanges(), nil},
+		{"alltypes_canal_time_micros", EventOptions{Value: CanalJSON, ValueJSON: JSONFormat{TimeMicros: true}}, allTypesChanges(), nil},
 		{"kinds_csv_key", EventOptions{Key: KeyCSV}, kindChanges(), nil},
 	}
 	for _, tc := range tests {

@@ -45,6 +45,7 @@ type app struct {
 	showVersion   bool
 	output        string
 	offline       bool
+	emit          string
 	tail          tailFlags
 	kms           kmsFlags
 }
@@ -195,12 +196,20 @@ func (a *app) planCommand() *cobra.Command {
 			if a.output != "text" && a.output != "json" {
 				return fmt.Errorf("--output %q: want text or json", a.output)
 			}
+			if a.emit != "" && a.emit != "flink-sql" && a.emit != "json-schema" {
+				return fmt.Errorf("--emit %q: want flink-sql or json-schema", a.emit)
+			}
+			if a.emit != "" && a.offline {
+				return fmt.Errorf("--emit %s needs the live schema: it cannot be used with --offline", a.emit)
+			}
 			return a.plan(cmd.Context(), args[0])
 		},
 	}
 	cmd.Flags().StringVarP(&a.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&a.offline, "offline", false, "print the resolved pipeline only; do not connect to MySQL or Kafka")
 	cmd.Flags().StringVar(&a.stateDir, "state", "", "`DIR` of the pipeline's state (for the start position)")
+	cmd.Flags().StringVar(&a.emit, "emit", "", "print, instead of the plan, what consumers declare for each topic: "+
+		"flink-sql (a Flink SQL CREATE TABLE) or json-schema (a JSON Schema of the values); the plan's warnings go to stderr")
 	return cmd
 }
 

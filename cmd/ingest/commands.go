@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ingestkit/ingest/consumer"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/runner"
@@ -134,12 +135,41 @@ func (a *app) plan(ctx context.Context, path string) error {
 		}
 		p.Mode = "online"
 	}
+	if a.emit != "" {
+		return a.emitConsumer(def, rep)
+	}
 	if err := writePlan(a.stdout, a.output, p, rep); err != nil {
 		return failure(fmt.Errorf("plan: %w", err))
 	}
 	if rep != nil && rep.HasErrors() {
 		// The report is printed; exit 1 so that plan can gate a deploy.
 		return failure(fmt.Errorf("plan: %s found; see Problems above", plural(len(rep.Problems), "problem")))
+	}
+	return nil
+}
+
+// emitConsumer writes what `plan --emit` asks for, from the online report: the DDL or the
+// JSON Schemas on stdout, the report's problems and warnings on stderr. A problem writes
+// nothing and exits 1.
+func (a *app) emitConsumer(def *pipeline.Definition, rep *runner.Report) error {
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
+	}
+	if rep.HasErrors() {
+		for _, p := range rep.Problems {
+			fmt.Fprintf(a.stderr, "%s\n", p)
+		}
+		return failure(fmt.Errorf("plan: %s found; nothing emitted", plural(len(rep.Problems), "problem")))
+	}
+	sink := consumer.SinkOf(def)
+	var err error
+	if a.emit == "json-schema" {
+		err = consumer.WriteJSONSchema(a.stdout, rep.ConsumerTopics(), sink)
+	} else {
+		err = consumer.WriteFlinkSQL(a.stdout, rep.ConsumerTopics(), sink)
+	}
+	if err != nil {
+		return failure(fmt.Errorf("plan: %w", err))
 	}
 	return nil
 }
