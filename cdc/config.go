@@ -112,6 +112,17 @@ type Config struct {
 	// Tables accept it from then on. It is called on go-mysql's reader goroutine, and again
 	// for the same statement when a reconnect replays it.
 	Created func(id change.TableID, at Position)
+	// Keyless, when set, decides what becomes of a captured table without a key (no primary
+	// key, none from Keys) where Run would otherwise stop with a [*NoPrimaryKeyError]: at the
+	// start, for each such table (rows false), and when the stream meets the first rows of
+	// one (rows true). A table created in the stream without a key is not decided at its
+	// CREATE TABLE: a later DDL (ALTER TABLE … ADD PRIMARY KEY) may still give it one, and it
+	// is then told as created with that key; it is decided at its first rows. Keyless
+	// returns an error to stop Run with it, or nil to go on: at the start nothing changes
+	// (the table is asked about again at its rows); at its rows the stream skips them and
+	// the caller must make Tables report false for the table from then on. Nil Keyless: a
+	// NoPrimaryKeyError. It is called on go-mysql's reader goroutine too.
+	Keyless func(id change.TableID, rows bool) error
 	// Uncaptured, when set, is told of each table whose rows the stream meets and that
 	// Tables does not capture, once per table and connection (for the caller's warnings).
 	Uncaptured func(id change.TableID)

@@ -125,23 +125,23 @@ func TestSchemaCacheVersions(t *testing.T) {
 		Columns:    []infoColumn{{Name: "a", DataType: "int", ColumnType: "int(11)"}},
 		PrimaryKey: []string{"a"},
 	})
-	changed, err := c.afterDDL([]change.TableID{id})
+	changed, _, err := c.afterDDL([]change.TableID{id}, at(1))
 	if err != nil || len(changed) != 1 || changed[0].Schema.Version != 1 {
 		t.Fatalf("create: %v %v", changed, err)
 	}
-	if changed, _ = c.afterDDL([]change.TableID{id}); len(changed) != 0 {
+	if changed, _, _ = c.afterDDL([]change.TableID{id}, at(1)); len(changed) != 0 {
 		t.Fatal("unchanged shape announced again")
 	}
 	if _, err := hist.apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "ALTER TABLE t ADD b DATE", at(2)); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _ = c.afterDDL([]change.TableID{id}); len(changed) != 1 || changed[0].Schema.Version != 2 {
+	if changed, _, _ = c.afterDDL([]change.TableID{id}, at(2)); len(changed) != 1 || changed[0].Schema.Version != 2 {
 		t.Fatalf("add column: %v", changed)
 	}
 	if _, err := hist.apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "DROP TABLE t", at(3)); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _ = c.afterDDL([]change.TableID{id}); len(changed) != 0 || c.tables[id] != nil {
+	if changed, _, _ = c.afterDDL([]change.TableID{id}, at(3)); len(changed) != 0 || c.tables[id] != nil {
 		t.Fatal("drop: entry kept")
 	}
 }
@@ -217,5 +217,43 @@ func TestTableFromMapNotNull(t *testing.T) {
 	}
 	if fromInfo, err := tableFromInfo(tbl.Schema.Table, info, schemaOptions{}); err != nil || !fromInfo.Schema.Columns[1].NotNull {
 		t.Errorf("tableFromInfo: %v, column b %+v, want NOT NULL as information_schema says", err, fromInfo.Schema.Columns[1])
+	}
+}
+
+// TestSchemaCacheKeylessCreate: a table created without a key is told neither as created
+// nor as an error; the DDL that gives it its key tells it as created (keyed). A table that
+// existed with a key and loses it is an error, as before.
+func TestSchemaCacheKeylessCreate(t *testing.T) {
+	id := change.TableID{DB: "d", Table: "t2"}
+	log := slog.New(slog.DiscardHandler)
+	hist := newSchemaHistory(Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
+	c := newSchemaCache(hist, nil, schemaOptions{}, log)
+	at := func(off uint32) Position { return Position{File: "b.000001", Offset: off} }
+	for i, step := range []struct {
+		ddl     string
+		changed bool // told as a new shape
+		keyed   bool // told as created (it had no description: no key before)
+		err     bool
+	}{
+		{"CREATE TABLE t2 (a INT, b INT)", false, false, false},
+		{"ALTER TABLE t2 ADD c INT", false, false, false},
+		{"ALTER TABLE t2 ADD PRIMARY KEY (a)", true, true, false},
+		{"ALTER TABLE t2 ADD d INT", true, false, false},
+		{"ALTER TABLE t2 DROP PRIMARY KEY", false, false, true},
+	} {
+		pos := at(uint32(100 * (i + 1)))
+		if _, err := hist.apply(t.Context(), nil, log, "d", step.ddl, pos); err != nil {
+			t.Fatal(err)
+		}
+		changed, keyed, err := c.afterDDL([]change.TableID{id}, pos)
+		if step.err {
+			if !errors.As(err, new(*NoPrimaryKeyError)) {
+				t.Errorf("%s: %v, want a NoPrimaryKeyError", step.ddl, err)
+			}
+			continue
+		}
+		if err != nil || (len(changed) == 1) != step.changed || keyed[id] != step.keyed {
+			t.Errorf("%s: changed %v, keyed %v, err %v", step.ddl, changed, keyed, err)
+		}
 	}
 }

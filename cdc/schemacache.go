@@ -24,6 +24,9 @@ type schemaCache struct {
 	log      *slog.Logger
 	tables   map[change.TableID]*cacheEntry
 	versions map[change.TableID]uint64 // survives DROP TABLE, so versions never repeat
+	// keyless are the tables a DDL created (or renamed onto their name) without a key and
+	// that no description was installed for: told neither as created nor as skipped yet.
+	keyless map[change.TableID]bool
 }
 
 type cacheEntry struct {
@@ -33,7 +36,7 @@ type cacheEntry struct {
 
 func newSchemaCache(hist *schemaHistory, loader infoLoader, opts schemaOptions, log *slog.Logger) *schemaCache {
 	return &schemaCache{opts: opts, loader: loader, hist: hist, log: log, tables: map[change.TableID]*cacheEntry{},
-		versions: map[change.TableID]uint64{}}
+		versions: map[change.TableID]uint64{}, keyless: map[change.TableID]bool{}}
 }
 
 func (c *schemaCache) entry(id change.TableID) *cacheEntry {
@@ -89,27 +92,42 @@ func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *Table) bool {
 }
 
 // afterDDL rebuilds the descriptions of tables a DDL changed from the history's new shapes
-// and returns those that still exist and changed shape. The next TABLE_MAP of each completes
-// the description with the binlog's metadata.
-func (c *schemaCache) afterDDL(ids []change.TableID) ([]*Table, error) {
-	var changed []*Table
+// and returns those that still exist and changed shape, and, among them, those that had no
+// description because they were created without a key (keyed: the DDL gave them one, so
+// they are told as created). The next TABLE_MAP of each completes the description with the
+// binlog's metadata. A table that the DDL at position at created (or renamed onto its name)
+// without a key is kept in c.keyless and left out: a later DDL of its creation may still
+// give it a key, and its first rows decide (stream.tableMap).
+func (c *schemaCache) afterDDL(ids []change.TableID, at Position) (changed []*Table, keyed map[change.TableID]bool, err error) {
 	for _, id := range ids {
 		info, _ := c.hist.shape(id)
 		if info == nil { // dropped or renamed away
 			delete(c.tables, id)
+			delete(c.keyless, id)
 			continue
 		}
 		e := c.entry(id)
 		e.binlogID = 0
 		t, err := tableFromInfo(id, info, c.opts)
+		if errors.As(err, new(*NoPrimaryKeyError)) && (c.keyless[id] || c.hist.previous(id, at) == nil) {
+			c.keyless[id] = true
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if c.keyless[id] {
+			delete(c.keyless, id)
+			if keyed == nil {
+				keyed = map[change.TableID]bool{}
+			}
+			keyed[id] = true
 		}
 		if c.install(id, e, t) {
 			changed = append(changed, t)
 		}
 	}
-	return changed, nil
+	return changed, keyed, nil
 }
 
 // systemSchemas are left out of bulk reads.

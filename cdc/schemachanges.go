@@ -40,12 +40,16 @@ func (s *stream) schemaChanges(db, query string, at Position, ids []change.Table
 		}
 	}
 	if len(captured) > 0 {
-		changed, err := s.cache.afterDDL(captured)
+		changed, keyed, err := s.cache.afterDDL(captured, at)
 		if err != nil {
 			return nil, s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
 		}
 		for _, t := range changed {
-			d := ddl(t.Schema.Table, change.Reshaped, s.cache.hist.previous(t.Schema.Table, at))
+			prev := s.cache.hist.previous(t.Schema.Table, at)
+			if keyed[t.Schema.Table] {
+				prev = nil // created without a key, told only now: as created with this shape
+			}
+			d := ddl(t.Schema.Table, change.Reshaped, prev)
 			out = append(out, change.Change{Schema: t.Schema, Op: change.SchemaChange, DDL: d})
 		}
 	}

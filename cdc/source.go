@@ -244,7 +244,8 @@ func (srv *server) flavor() string {
 	return gomysql.MySQLFlavor
 }
 
-// checkKeys fails with a NoPrimaryKeyError naming every captured table without a key.
+// checkKeys fails with a NoPrimaryKeyError naming every captured table without a key, or,
+// with Config.Keyless, asks it about each.
 //
 // It lists the base tables, keeps the captured ones, then asks information_schema.STATISTICS
 // for the primary keys of their databases only. Two flat queries, not one correlated
@@ -273,8 +274,16 @@ func checkKeys(ctx context.Context, db *sql.DB, cfg *Config) error {
 		}
 		missing = append(missing, id)
 	}
-	if len(missing) > 0 {
+	if len(missing) == 0 {
+		return nil
+	}
+	if cfg.Keyless == nil {
 		return &NoPrimaryKeyError{Tables: missing}
+	}
+	for _, id := range missing {
+		if err := cfg.Keyless(id, false); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -235,8 +235,18 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 		return nil
 	}
 	t, err := s.cache.fromTableMap(ctx, tm, s.delivered)
-	if err != nil {
-		return s.schemaError(change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}, err)
+	if id := (change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}); err != nil {
+		if !errors.As(err, new(*NoPrimaryKeyError)) || s.cfg.Keyless == nil {
+			return s.schemaError(id, err)
+		}
+		// Rows of a table without a key: the caller stops (the error) or stops capturing it.
+		if err := s.cfg.Keyless(id, true); err != nil {
+			return err
+		}
+		delete(s.cache.keyless, id)
+		seen.captured = false
+		s.tables[tm.TableID] = nil
+		return nil
 	}
 	if seen.mapped == nil || seen.mapped.Table != t {
 		seen.mapped = &mappedTable{Table: t, plan: newRowPlan(tm, t)}

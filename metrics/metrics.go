@@ -50,6 +50,9 @@ type Metrics struct {
 	Errors *prometheus.CounterVec
 	// OversizedSkipped counts records skipped because they exceeded max.request.size.
 	OversizedSkipped *prometheus.CounterVec
+	// KeylessSkipped counts tables created while streaming that are not captured because
+	// they have no key (scan.binlog.newly-added-table.keyless skip), by table.
+	KeylessSkipped *prometheus.CounterVec
 }
 
 // New creates the metrics for the pipeline name, which every series carries as the label
@@ -86,10 +89,13 @@ func New(pipeline string) *Metrics {
 			Help: "Errors by kind (source, sink, state; retried ones included).", ConstLabels: c}, []string{"kind"}),
 		OversizedSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_oversized_records_skipped_total",
 			Help: "Records skipped because they exceeded max.request.size (sink.skip-oversized-records).", ConstLabels: c}, tt),
+		KeylessSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_keyless_tables_skipped_total",
+			Help:        "Tables created while streaming that are not captured for want of a key (scan.binlog.newly-added-table.keyless skip).",
+			ConstLabels: c}, []string{"table"}),
 	}
 	m.reg.MustRegister(m.RecordsWritten, m.BytesWritten, m.Tombstones, m.SendLatency, m.SourceLag,
 		m.SnapshotRowsDone, m.SnapshotRowsEstimated, m.SnapshotChunksDone, m.TransactionsCommitted,
-		m.KafkaTransactions, m.PositionStored, m.Errors, m.OversizedSkipped,
+		m.KafkaTransactions, m.PositionStored, m.Errors, m.OversizedSkipped, m.KeylessSkipped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

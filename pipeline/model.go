@@ -99,6 +99,10 @@ type Source struct {
 	TreatTinyInt1AsBoolean bool          // treat-tinyint1-as-boolean.enabled
 	// BinlogNewlyAddedTables is scan.binlog.newly-added-table.enabled.
 	BinlogNewlyAddedTables bool
+	// NewlyAddedKeyless is scan.binlog.newly-added-table.keyless: what becomes of a table
+	// created while streaming that still has no key (nor transform primary-keys) when its
+	// first rows arrive.
+	NewlyAddedKeyless KeylessPolicy
 	// IncludeComments, OnlyDeserializeCaptured and UnboundedChunkFirst are the Realtime
 	// Compute options include-comments.enabled,
 	// scan.only.deserialize.captured.tables.changelog.enabled and
@@ -161,6 +165,21 @@ func (r ServerIDRange) String() string {
 	}
 	return fmt.Sprintf("%d-%d", r.Start, r.End)
 }
+
+// KeylessPolicy is the source option scan.binlog.newly-added-table.keyless.
+type KeylessPolicy string
+
+// The values of scan.binlog.newly-added-table.keyless.
+const (
+	// KeylessSkip leaves the table out (a WARN, ingest_keyless_tables_skipped_total and a
+	// line of plan); the pipeline goes on with the others. The default.
+	KeylessSkip KeylessPolicy = "skip"
+	// KeylessFail stops the pipeline with the table's name and the fixes.
+	KeylessFail KeylessPolicy = "fail"
+)
+
+// String returns the option value.
+func (k KeylessPolicy) String() string { return string(k) }
 
 // StartupMode is the source option scan.startup.mode.
 type StartupMode string

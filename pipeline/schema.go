@@ -83,6 +83,7 @@ func sourceOptions(s *Source) []option {
 		{key: "heartbeat.interval", val: durationValue{&s.HeartbeatInterval, 0}, def: "30s"},
 		{key: "treat-tinyint1-as-boolean.enabled", val: boolValue{&s.TreatTinyInt1AsBoolean}, def: "true"},
 		{key: "scan.binlog.newly-added-table.enabled", val: boolValue{&s.BinlogNewlyAddedTables}, def: "false"},
+		{key: "scan.binlog.newly-added-table.keyless", val: enum(&s.NewlyAddedKeyless, KeylessSkip, KeylessFail), def: "skip"},
 		// Realtime Compute (VVR) options that published jobs use.
 		{key: "include-comments.enabled", val: boolValue{&s.IncludeComments}, def: "false",
 			asIs: "comments belong to Flink's schema events, which upsert-kafka records never carry"},

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -26,8 +27,11 @@ import (
 type captureSet struct {
 	match  func(db, table string) bool // source.tables and tables.exclude
 	newly  bool                        // scan.binlog.newly-added-table.enabled
+	strict bool                        // scan.binlog.newly-added-table.keyless fail
 	fixNow string                      // the warning's fix to include a table now
 	log    *slog.Logger
+	// onSkip, when set, is told of each table skipped for want of a key (the metric).
+	onSkip func(change.TableID)
 
 	mu     sync.Mutex
 	base   snapshot.Progress // the compact progress; its Tables are kept in tables
@@ -36,8 +40,8 @@ type captureSet struct {
 	enc    []byte // the compact progress's JSON, nil when stale
 }
 
-func newCaptureSet(match func(db, table string) bool, newly, withSnapshot bool, stateDir string, log *slog.Logger) *captureSet {
-	return &captureSet{match: match, newly: newly, fixNow: includeNow(withSnapshot, stateDir), log: log,
+func newCaptureSet(match func(db, table string) bool, newly, strict, withSnapshot bool, stateDir string, log *slog.Logger) *captureSet {
+	return &captureSet{match: match, newly: newly, strict: strict, fixNow: includeNow(withSnapshot, stateDir), log: log,
 		tables: map[change.TableID]snapshot.TableState{}, warned: map[change.TableID]bool{}}
 }
 
@@ -60,8 +64,42 @@ func (c *captureSet) Match(db, table string) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.tables[change.TableID{DB: db, Table: table}]
-	return ok
+	t, ok := c.tables[change.TableID{DB: db, Table: table}]
+	return ok && t.Skipped == ""
+}
+
+// keyless is the stream's question about a captured table without a key (cdc.Config.Keyless):
+// a table of the snapshot or of the pipeline's start stops the pipeline, as before; a table
+// created after the start is decided at its first rows (rows), and then skipped with a
+// warning, or, with scan.binlog.newly-added-table.keyless fail, stops the pipeline.
+func (c *captureSet) keyless(id change.TableID, rows bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.tables[id]
+	if !ok || t.From == "" {
+		return &cdc.NoPrimaryKeyError{Tables: []change.TableID{id}}
+	}
+	if !rows {
+		return nil
+	}
+	if c.strict {
+		return fmt.Errorf("a table created after the start has no primary key at its first rows "+
+			"(scan.binlog.newly-added-table.keyless: fail; skip leaves such tables out): %w",
+			&cdc.NoPrimaryKeyError{Tables: []change.TableID{id}})
+	}
+	t.Skipped = snapshot.SkippedNoKey
+	c.tables[id] = t
+	c.enc = nil
+	c.warned[id] = true
+	c.log.Warn("table "+id.String()+" was created after the start without a primary key and still has none at its first rows: "+
+		"it is not captured (scan.binlog.newly-added-table.keyless: skip), now or later; the other tables go on. "+
+		"To include it, give it a key (transform: - source-table: "+id.String()+", primary-keys: <columns>, "+
+		"or ALTER TABLE "+id.String()+" ADD PRIMARY KEY (…)) and "+c.fixNow,
+		"table", id.String(), "created_at", t.From)
+	if c.onSkip != nil {
+		c.onSkip(id)
+	}
+	return nil
 }
 
 // created is the stream's report of a CREATE TABLE (cdc.Config.Created): a matching table
@@ -72,8 +110,8 @@ func (c *captureSet) created(id change.TableID, at cdc.Position) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.tables[id]; ok {
-		return
+	if t, ok := c.tables[id]; ok && (t.Skipped == "" || !c.newly) {
+		return // a table skipped for want of a key and created again is a new table
 	}
 	if !c.newly {
 		c.warnLocked(id, false)

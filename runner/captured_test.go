@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestCaptureSet(t *testing.T) {
 		{false, false, "set scan.binlog.newly-added-table.enabled: true"},
 	} {
 		log, buf := bufferLogger()
-		s := newCaptureSet(match, c.newly, true, "STATE", log)
+		s := newCaptureSet(match, c.newly, false, true, "STATE", log)
 		s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{{DB: "d", Table: "a", Done: true}}})
 		if !s.Match("d", "a") || s.Match("d", "n") || s.Match("other", "a") {
 			t.Fatal("Match before the CREATE")
@@ -66,11 +67,60 @@ func TestCaptureSet(t *testing.T) {
 	// With the option on, rows met without a CREATE TABLE (the table was there before the
 	// stream's start) are not captured either, with the re-snapshot fix.
 	log, buf := bufferLogger()
-	s := newCaptureSet(match, true, true, "STATE", log)
+	s := newCaptureSet(match, true, false, true, "STATE", log)
 	s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{}})
 	s.uncaptured(created)
 	s.uncaptured(created)
 	if s.Match("d", "n") || strings.Count(buf.String(), "holds no CREATE TABLE of it") != 1 {
 		t.Errorf("rows before the CREATE: Match %v, log:\n%s", s.Match("d", "n"), buf)
+	}
+}
+
+// TestCaptureSetKeyless: a table created after the start without a key is decided at its
+// first rows (skipped, or refused with keyless fail); a table of the snapshot without a key
+// stops the pipeline as before; a skipped table created again is captured again.
+func TestCaptureSetKeyless(t *testing.T) {
+	match := func(db, table string) bool { return db == "d" }
+	at := cdc.Position{File: "bin.000001", Offset: 700}
+	n := change.TableID{DB: "d", Table: "n"}
+	snap := change.TableID{DB: "d", Table: "a"}
+	for _, strict := range []bool{false, true} {
+		log, buf := bufferLogger()
+		s := newCaptureSet(match, true, strict, true, "STATE", log)
+		var skipped []change.TableID
+		s.onSkip = func(id change.TableID) { skipped = append(skipped, id) }
+		s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{{DB: "d", Table: "a", Done: true}}})
+		if err := s.keyless(snap, false); !errors.As(err, new(*cdc.NoPrimaryKeyError)) {
+			t.Errorf("strict %v: a keyless table of the snapshot: %v", strict, err)
+		}
+		s.created(n, at)
+		if err := s.keyless(n, false); err != nil || !s.Match("d", "n") {
+			t.Errorf("strict %v: at the start a created table is decided later: %v, Match %v", strict, err, s.Match("d", "n"))
+		}
+		err := s.keyless(n, true)
+		if strict {
+			if !errors.As(err, new(*cdc.NoPrimaryKeyError)) || !strings.Contains(err.Error(), "keyless: fail") || !s.Match("d", "n") {
+				t.Errorf("strict: %v", err)
+			}
+			continue
+		}
+		if err != nil || s.Match("d", "n") || len(skipped) != 1 || skipped[0] != n {
+			t.Fatalf("skip: %v, Match %v, skipped %v", err, s.Match("d", "n"), skipped)
+		}
+		if logs := buf.String(); strings.Count(logs, "level=WARN") != 1 || !strings.Contains(logs, "without a primary key") {
+			t.Errorf("skip: log:\n%s", logs)
+		}
+		enc, _ := s.encoded()
+		if !strings.Contains(string(enc), `"skipped":"no-key"`) {
+			t.Errorf("skip: stored %s", enc)
+		}
+		s.uncaptured(n) // later rows: no second warning
+		if strings.Count(buf.String(), "level=WARN") != 1 {
+			t.Errorf("skip: warned again:\n%s", buf)
+		}
+		s.created(n, cdc.Position{File: "bin.000001", Offset: 900}) // dropped and created again
+		if !s.Match("d", "n") {
+			t.Error("a skipped table created again is not captured")
+		}
 	}
 }

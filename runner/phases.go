@@ -59,7 +59,9 @@ func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 	case ph.from.IsZero() && wantSnap:
 		ph.runSnap = true
 	}
-	r.capture = newCaptureSet(r.routes.filter.Match, r.def.Source.BinlogNewlyAddedTables, wantSnap, r.store.Dir(), r.log)
+	r.capture = newCaptureSet(r.routes.filter.Match, r.def.Source.BinlogNewlyAddedTables,
+		r.def.Source.NewlyAddedKeyless == pipeline.KeylessFail, wantSnap, r.store.Dir(), r.log)
+	r.capture.onSkip = func(id change.TableID) { r.m.KeylessSkipped.WithLabelValues(id.String()).Inc() }
 	// A finished snapshot without chunks (none matched, or the compact progress stored once
 	// the hand-off is over) has nothing to filter: the stream starts at the stored position.
 	if ph.runSnap || (ph.progress != nil && len(ph.progress.Chunks) > 0) {
@@ -282,7 +284,7 @@ func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) err
 		}
 		c.reset(p)
 	}
-	cfg.Tables, cfg.Created, cfg.Uncaptured = c.Match, c.created, c.uncaptured
+	cfg.Tables, cfg.Created, cfg.Uncaptured, cfg.Keyless = c.Match, c.created, c.uncaptured, c.keyless
 	if err := c.warnExisting(ctx, *cfg); err != nil {
 		return fmt.Errorf("list the tables that match source.tables: %w", err)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/pipeline"
@@ -28,7 +29,7 @@ func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
 		rep.Start = rep.freshStart(def, dir)
 		return
 	case cp == nil:
-		rep.Start += fmt.Sprintf("; the %d tables that match now are captured from there; %s", len(rep.Tables), laterTables(newly))
+		rep.Start += fmt.Sprintf("; the %d tables that match now are captured from there; %s", len(rep.Tables), laterTables(&def.Source))
 		return
 	case len(cp.Snapshot) == 0:
 		rep.Start += "; no initial snapshot will run. The state (of an older ingest) has no list of captured tables: " +
@@ -50,9 +51,9 @@ func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
 	case resumes:
 		rep.Start = fmt.Sprintf("the snapshot will resume from the state in %s (%d chunks done), then the binlog", dir, len(p.Chunks))
 	case withSnapshot:
-		rep.Start += "; no initial snapshot will run (it finished); " + laterTables(newly)
+		rep.Start += "; no initial snapshot will run (it finished); " + laterTables(&def.Source)
 	default:
-		rep.Start += "; " + laterTables(newly)
+		rep.Start += "; " + laterTables(&def.Source)
 	}
 }
 
@@ -60,17 +61,20 @@ func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
 func (rep *Report) freshStart(def *pipeline.Definition, dir string) string {
 	why := "no stored state in " + dir + ", so scan.startup.mode " + def.Source.StartupMode.String() + ": "
 	if len(rep.Tables) == 0 {
-		return why + "no table matches source.tables, so no initial snapshot will run; " + laterTables(def.Source.BinlogNewlyAddedTables)
+		return why + "no table matches source.tables, so no initial snapshot will run; " + laterTables(&def.Source)
 	}
 	then := "then the binlog"
 	if def.Source.StartupMode == pipeline.StartupSnapshot {
 		then = "and nothing else (scan.startup.mode snapshot)"
 	}
 	return fmt.Sprintf("%san initial snapshot of the %d matched tables, %s; %s", why, len(rep.Tables), then,
-		laterTables(def.Source.BinlogNewlyAddedTables))
+		laterTables(&def.Source))
 }
 
-// markCaptured sets each matched table's Capture from the stored captured set.
+// markCaptured sets each matched table's Capture from the stored captured set. A table
+// that is not captured cannot stop apply: its problems (no primary key) are left out of
+// Problems. A table created after the start that has no key yet is decided at its first
+// rows (scan.binlog.newly-added-table.keyless), which Capture says.
 func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow string) {
 	set := map[string]snapshot.TableState{}
 	for _, t := range p.Tables {
@@ -79,7 +83,16 @@ func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow
 	for i := range rep.Tables {
 		t := &rep.Tables[i]
 		st, ok := set[t.Table]
+		captured := true
 		switch {
+		case ok && st.Skipped == snapshot.SkippedNoKey:
+			t.Capture = "not captured: created after the start (at " + st.From + ") without a primary key, and it had none at its first rows " +
+				"(scan.binlog.newly-added-table.keyless: skip); to include it, give it a key and " + fixNow
+			captured = false
+		case ok && st.From != "" && len(t.Key) == 0:
+			t.Capture = "captured from its CREATE TABLE at " + st.From + "; it has no primary key yet: if it has none at its first rows, " +
+				"it is skipped (scan.binlog.newly-added-table.keyless skip) or stops the pipeline (fail)"
+			rep.demote(t)
 		case ok && st.From != "":
 			t.Capture = "captured from its CREATE TABLE at " + st.From
 		case ok && st.Stream:
@@ -93,17 +106,40 @@ func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow
 		case newly:
 			t.Capture = "not captured: it appeared after the pipeline started, and is captured only if the binlog from the stored position holds its CREATE TABLE; " +
 				"otherwise " + fixNow
+			captured = false
 		default:
 			t.Capture = "not captured: it appeared after the pipeline started; set scan.binlog.newly-added-table.enabled: true to capture the tables created from now on, " +
 				"or " + fixNow
+			captured = false
+		}
+		if !captured {
+			rep.demote(t)
 		}
 	}
 }
 
-// laterTables says what happens to matching tables created after the start.
-func laterTables(newly bool) string {
-	if newly {
-		return "tables created later that match source.tables are captured from their CREATE TABLE (scan.binlog.newly-added-table.enabled)"
+// demote moves the problem of a table that cannot stop apply (not captured, or decided
+// later) from Problems to Warnings.
+func (rep *Report) demote(t *PlannedTable) {
+	if t.Problem == "" {
+		return
 	}
-	return "tables created later are not captured (scan.binlog.newly-added-table.enabled is false)"
+	line := "error: " + t.Table + ": " + t.Problem
+	if i := slices.Index(rep.Problems, line); i >= 0 {
+		rep.Problems = slices.Delete(rep.Problems, i, i+1)
+		rep.Warnings = append(rep.Warnings, t.Table+": "+t.Problem+" ("+t.Capture+")")
+	}
+}
+
+// laterTables says what happens to matching tables created after the start.
+func laterTables(s *pipeline.Source) string {
+	if !s.BinlogNewlyAddedTables {
+		return "tables created later are not captured (scan.binlog.newly-added-table.enabled is false)"
+	}
+	keyless := "one that still has no primary key at its first rows is skipped with a warning (scan.binlog.newly-added-table.keyless: skip)"
+	if s.NewlyAddedKeyless == pipeline.KeylessFail {
+		keyless = "one that still has no primary key at its first rows stops the pipeline (scan.binlog.newly-added-table.keyless: fail)"
+	}
+	return "tables created later that match source.tables are captured from their CREATE TABLE (scan.binlog.newly-added-table.enabled), " +
+		"with the key they have after the DDL of their creation; " + keyless
 }

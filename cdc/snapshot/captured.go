@@ -27,7 +27,15 @@ type TableState struct {
 	// Stream is set for the tables of a pipeline without a snapshot that matched when it
 	// first started: the stream captures them from its start position.
 	Stream bool `json:"stream,omitempty"`
+	// Skipped, when set, says why a table created after the start (From set) is not
+	// captured after all: "no-key", it had no key at its first rows. The stream leaves its
+	// rows out, for good.
+	Skipped string `json:"skipped,omitempty"`
 }
+
+// SkippedNoKey is TableState.Skipped of a table created without a key that had none at its
+// first rows.
+const SkippedNoKey = "no-key"
 
 // ID returns the table.
 func (t TableState) ID() change.TableID { return change.TableID{DB: t.DB, Table: t.Table} }

@@ -1,0 +1,231 @@
+//go:build integration
+
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ingestkit/ingest/internal/testenv"
+	"github.com/ingestkit/ingest/metrics"
+	"github.com/ingestkit/ingest/pipeline"
+)
+
+// background runs the pipeline in a goroutine until stop is called (or it returns by
+// itself); stop cancels it and returns Run's error, and may be called any number of times
+// (the first call waits, the others return the same error), so a deferred stop never waits
+// on a run that has already been waited for.
+type background struct {
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+func runBackground(def *pipeline.Definition, opts Options) *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &background{cancel: cancel, done: make(chan error, 1)}
+	go func() { b.done <- Run(ctx, def, opts) }()
+	return b
+}
+
+// ended returns the run's end when it has ended by itself (for waits that must fail then).
+func (b *background) ended() <-chan error { return b.done }
+
+func (b *background) stop() error {
+	b.once.Do(func() {
+		b.cancel()
+		select {
+		case b.err = <-b.done:
+		case <-time.After(60 * time.Second):
+			b.err = fmt.Errorf("Run did not return within a minute of its cancellation")
+		}
+	})
+	return b.err
+}
+
+// waitTopic waits until the materialised topic (read committed) equals want, failing if the
+// run ends first or after a minute.
+func waitTopic(t *testing.T, topic string, want map[string]string, run *background) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := materialize(consumeCommitted(t, topic))
+		if maps.Equal(got, want) {
+			return
+		}
+		select {
+		case err := <-run.ended():
+			run.done <- err // for stop
+			t.Fatalf("Run ended while waiting for %s: %v", topic, err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: after a minute the topic holds %v, want %v", topic, got, want)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// TestLcNewTablesWhileStreaming: tables created while a pipeline streams. With
+// scan.binlog.newly-added-table.enabled, a table created with a key and one created without
+// and given its key by the next statement (CREATE TABLE + ALTER TABLE … ADD PRIMARY KEY) are
+// captured whole, and a table that still has no key at its first rows is skipped with a
+// warning, a metric and a line of plan, while the pipeline runs on. Without the option none
+// of them is captured, and plan says so. With keyless fail, the keyless table stops the run.
+func TestLcNewTablesWhileStreaming(t *testing.T) {
+	for _, c := range []struct {
+		newly  bool
+		strict bool
+	}{{true, false}, {false, false}, {true, true}} {
+		t.Run(fmt.Sprintf("newly-added-table=%v,strict=%v", c.newly, c.strict), func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE m (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO m VALUES (1,'start')")
+			extra := fmt.Sprintf("  scan.binlog.newly-added-table.enabled: %v", c.newly)
+			if c.strict {
+				extra += "\n  scan.binlog.newly-added-table.keyless: fail"
+			}
+			def := definition(t, name, extra, "")
+			cleanupTopics(t, name+".m", name+".t1", name+".t2", name+".t3")
+			dir := t.TempDir()
+			log, logs := bufferLogger()
+			m := metrics.New(def.Pipeline.Name)
+			run := runBackground(def, Options{StateDir: dir, Logger: log, Metrics: m})
+			defer func() { _ = run.stop() }()
+
+			waitTopic(t, name+".m", map[string]string{`{"id":1}`: `{"id":1,"v":"start"}`}, run)
+			testenv.Exec(t, db,
+				"CREATE TABLE t1 (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO t1 VALUES (1,'a'),(2,'b')",
+				"UPDATE t1 SET v='a2' WHERE id=1",
+				"CREATE TABLE t2 (a INT, b INT)",
+				"ALTER TABLE t2 ADD PRIMARY KEY (a)",
+				"INSERT INTO t2 VALUES (1,10),(2,20),(3,30)",
+				"DELETE FROM t2 WHERE a=2",
+				"CREATE TABLE t3 (a INT, b INT)",
+				"INSERT INTO t3 VALUES (1,1),(1,1)",
+				"INSERT INTO m VALUES (2,'after')")
+			if c.strict {
+				select {
+				case err := <-run.ended():
+					run.done <- err
+					if err == nil || !strings.Contains(err.Error(), name+".t3 has no primary key") || !strings.Contains(err.Error(), "keyless: fail") {
+						t.Fatalf("Run with keyless fail ended with %v", err)
+					}
+				case <-time.After(60 * time.Second):
+					t.Fatal("Run with keyless fail did not stop at the keyless table")
+				}
+				return
+			}
+			waitTopic(t, name+".m", tableState(t, db, "m"), run) // the stream has passed every statement
+			if err := run.stop(); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			for _, table := range []string{"t1", "t2"} {
+				got := materialize(consumeCommitted(t, name+"."+table))
+				want := lcState(t, db, table)
+				if !c.newly {
+					want = map[string]string{}
+				}
+				if !maps.Equal(got, want) {
+					t.Errorf("%s: the topic holds %v, want %v", table, got, want)
+				}
+			}
+			if got := consumeCommitted(t, name+".t3"); len(got) != 0 {
+				t.Errorf("t3 (keyless) got records: %v", got)
+			}
+			var metric dto.Metric
+			if err := m.KeylessSkipped.WithLabelValues(name + ".t3").Write(&metric); err != nil {
+				t.Fatal(err)
+			}
+			skipped := metric.GetCounter().GetValue()
+			warned := strings.Count(logs.String(), "level=WARN msg=\"table "+name+".t3 was created after the start without a primary key")
+			if c.newly && (skipped != 1 || warned != 1) || !c.newly && (skipped != 0 || warned != 0) {
+				t.Errorf("t3: ingest_keyless_tables_skipped_total %v, %d warnings:\n%s", skipped, warned, logs)
+			}
+			if strings.Contains(logs.String(), "level=ERROR") {
+				t.Errorf("errors logged:\n%s", logs)
+			}
+
+			rep, err := Plan(context.Background(), def, Options{StateDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.HasErrors() {
+				t.Errorf("plan has problems: %v", rep.Problems)
+			}
+			capture := map[string]string{}
+			for _, pt := range rep.Tables {
+				capture[strings.TrimPrefix(pt.Table, name+".")] = pt.Capture
+			}
+			for table, want := range map[string]string{
+				"m":  "captured (snapshotted)",
+				"t1": "captured from its CREATE TABLE at ",
+				"t2": "captured from its CREATE TABLE at ",
+				"t3": "not captured: created after the start (at ",
+			} {
+				if !c.newly && table != "m" {
+					want = "not captured: it appeared after the pipeline started; set scan.binlog.newly-added-table.enabled: true"
+				}
+				if !strings.HasPrefix(capture[table], want) {
+					t.Errorf("plan says of %s %q, want %q…", table, capture[table], want)
+				}
+			}
+			later := "tables created later are not captured (scan.binlog.newly-added-table.enabled is false)"
+			if c.newly {
+				later = "one that still has no primary key at its first rows is skipped with a warning"
+			}
+			if !strings.Contains(rep.Start, later) {
+				t.Errorf("plan's start %q does not say %q", rep.Start, later)
+			}
+
+			// A restart keeps the set: t1 and t2 go on, t3 stays out.
+			testenv.Exec(t, db, "INSERT INTO t1 VALUES (3,'c')", "INSERT INTO t2 VALUES (4,40)", "INSERT INTO t3 VALUES (2,2)")
+			log, logs = bufferLogger()
+			applyLogged(t, def, dir, log)
+			for _, table := range []string{"t1", "t2"} {
+				want := lcState(t, db, table)
+				if !c.newly {
+					want = map[string]string{}
+				}
+				if got := materialize(consumeCommitted(t, name+"."+table)); !maps.Equal(got, want) {
+					t.Errorf("after the restart %s: the topic holds %v, want %v", table, got, want)
+				}
+			}
+			if got := consumeCommitted(t, name+".t3"); len(got) != 0 {
+				t.Errorf("after the restart t3 got records: %v", got)
+			}
+		})
+	}
+}
+
+// lcState is what the materialised topic of a table of these tests must hold: t2 (a, b)
+// keyed by a, the others (id, v) as tableState.
+func lcState(t *testing.T, db *sql.DB, table string) map[string]string {
+	t.Helper()
+	if table != "t2" {
+		return tableState(t, db, table)
+	}
+	rows, err := db.Query("SELECT a, b FROM t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var a, b int
+		if err := rows.Scan(&a, &b); err != nil {
+			t.Fatal(err)
+		}
+		m[fmt.Sprintf(`{"a":%d}`, a)] = fmt.Sprintf(`{"a":%d,"b":%d}`, a, b)
+	}
+	return m
+}
