@@ -140,7 +140,7 @@ func isIdentStart(expr string, i int) bool {
 	return r == '_' || r == '$' || unicode.IsLetter(r)
 }
 
-// lexString reads the 'quoted' string starting at i ('' is a quote) and returns its value
+// lexString reads the 'quoted' string starting at i (” is a quote) and returns its value
 // and the offset after it.
 func lexString(expr string, i int) (string, int, error) {
 	var b strings.Builder
