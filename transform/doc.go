@@ -3,9 +3,9 @@
 // projection and a filter into an evaluator for one table shape, and [Rules], which applies
 // the first matching rule to the changes of a batch.
 //
-// Parsing needs no schema: [ParseProjection] and [ParseFilter] check the syntax and report a
-// [*SyntaxError] with the line and column inside the expression. [Compile] binds the parsed
-// expressions to a table's columns (a [*BindError] names the unknown column or function
+// Parsing needs no schema: [ParseProjection] and [ParseFilter] check the syntax and report an
+// [*Error] with the line and column inside the expression. [Compile] binds the parsed
+// expressions to a table's columns (a [*Error] names the unknown column or function
 // with a suggestion) and checks their types. A compiled [Program] evaluates rows of that
 // shape without reflection, reusing its buffers; only computed string results allocate.
 //

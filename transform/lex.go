@@ -27,14 +27,17 @@ type token struct {
 	Off  int
 }
 
-// SyntaxError is an expression that does not parse. Line and Col count from 1 within the
+// Error is an expression that does not parse or does not fit its table. Line and Col count from 1 within the
 // expression (Col in characters); Offset is the byte offset.
-type SyntaxError struct {
+type Error struct {
 	Line, Col, Offset int
 	Msg               string
+	// Filter is set when the error is in the filter (by [Compile]), else it is in the
+	// projection.
+	Filter bool
 }
 
-func (e *SyntaxError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
 }
 
@@ -55,9 +58,9 @@ func LineCol(expr string, off int) (line, col int) {
 	return line, col
 }
 
-func errAt(expr string, off int, format string, args ...any) *SyntaxError {
+func errAt(expr string, off int, format string, args ...any) *Error {
 	l, c := LineCol(expr, off)
-	return &SyntaxError{Line: l, Col: c, Offset: off, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Line: l, Col: c, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // lex splits expr into tokens.

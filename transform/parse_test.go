@@ -122,7 +122,7 @@ func FuzzParse(f *testing.F) {
 		} {
 			e, err := parse(s)
 			if err != nil {
-				var se *SyntaxError
+				var se *Error
 				if !asSyntax(err, &se) || se.Offset < 0 || se.Offset > len(s) || se.Line < 1 || se.Col < 1 {
 					t.Fatalf("%q: bad error %v", s, err)
 				}
@@ -144,8 +144,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func asSyntax(err error, se **SyntaxError) bool {
-	e, ok := err.(*SyntaxError)
+func asSyntax(err error, se **Error) bool {
+	e, ok := err.(*Error)
 	*se = e
 	return ok
 }
