@@ -46,6 +46,7 @@ type app struct {
 	output        string
 	offline       bool
 	tail          tailFlags
+	serve         serveFlags
 	kms           kmsFlags
 }
 
@@ -156,7 +157,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "text", "`FORMAT` of the logs on stderr: text or json")
 	a.addKMSFlags(root)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.tailCommand(), a.versionCommand())
+	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.serveCommand(), a.statusCommand(), a.tailCommand(), a.versionCommand())
 	return root
 }
 
