@@ -19,10 +19,11 @@ import (
 
 // fleetMetrics are the worker's own metrics, beside its pipelines'.
 type fleetMetrics struct {
-	reg        *prometheus.Registry
-	owned      prometheus.Gauge
-	rebalances prometheus.Counter
-	failures   *prometheus.CounterVec
+	reg         *prometheus.Registry
+	owned       prometheus.Gauge
+	rebalances  prometheus.Counter
+	failures    *prometheus.CounterVec
+	suspensions prometheus.Counter
 }
 
 func newFleetMetrics(group string) *fleetMetrics {
@@ -34,8 +35,10 @@ func newFleetMetrics(group string) *fleetMetrics {
 			Help: "Group assignments this worker received.", ConstLabels: c}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingest_fleet_pipeline_failures_total",
 			Help: "Runs of a pipeline that failed on this worker (each is run again).", ConstLabels: c}, []string{"pipeline"}),
+		suspensions: prometheus.NewCounter(prometheus.CounterOpts{Name: "ingest_fleet_suspensions_total",
+			Help: "Times this worker stopped its pipelines because the group coordinator did not answer for a session timeout.", ConstLabels: c}),
 	}
-	m.reg.MustRegister(m.owned, m.rebalances, m.failures,
+	m.reg.MustRegister(m.owned, m.rebalances, m.failures, m.suspensions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -115,7 +118,7 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}.failed{color:#b00}</style>
 </head><body>
 <h1>ingest serve, group {{.Group}}</h1>
-<p>Member <code>{{.Member}}</code>, generation {{.Generation}}; pipeline set <code>{{.Set}}</code> ({{.Total}} pipelines){{if .Draining}}; <strong>draining</strong>{{end}}.</p>
+<p>Member <code>{{.Member}}</code>, generation {{.Generation}}; pipeline set <code>{{.Set}}</code> ({{.Total}} pipelines){{if .Draining}}; <strong>draining</strong>{{end}}{{if .Suspended}}; <strong>suspended: no answer from the group coordinator</strong>{{end}}.</p>
 <p id="owned">{{len .Owned}} pipelines owned by this worker.</p>
 <table>
 <tr><th>Pipeline</th><th>Phase</th><th>Owned for</th><th>Lag</th><th>Records</th><th>Position</th><th>Restarts</th><th>Last error</th></tr>

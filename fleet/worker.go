@@ -19,6 +19,7 @@ import (
 	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/runner"
 	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/upsert"
 )
 
 // The defaults of the group settings: a worker that dies is noticed after
@@ -88,6 +89,13 @@ type Worker struct {
 	gen      int32
 	refusal  chan string
 	cl       *kgo.Client
+	contact  *contact
+	given    map[string]bool // the pipelines the group assigned to this worker
+	// suspended: the coordinator has not been heard from for a session timeout, so the group
+	// has most likely given this worker's pipelines to others; they are stopped until it
+	// answers again (and then run again unless the group took them away meanwhile).
+	suspended bool
+	resumeAt  time.Time // when a suspended worker may run its pipelines again
 }
 
 // owned is a pipeline this worker runs.
@@ -136,7 +144,7 @@ func NewWorker(cfg Config) (*Worker, error) {
 	}
 	return &Worker{cfg: cfg, log: cfg.Logger.With("group", cfg.Group), topic: TopicPrefix + cfg.Group,
 		m: newFleetMetrics(cfg.Group), owned: map[string]*owned{}, metrics: map[string]*metrics.Metrics{},
-		refusal: make(chan string, 1)}, nil
+		refusal: make(chan string, 1), contact: newContact(), given: map[string]bool{}}, nil
 }
 
 // Topic is the group's internal topic.
@@ -168,6 +176,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		kgo.OnPartitionsRevoked(w.revoked),
 		kgo.OnPartitionsLost(w.lost),
 		kgo.WithLogger(kgoLogger{log: w.log, level: w.cfg.ClientLogLevel}),
+		kgo.WithHooks(w.contact),
 	)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -183,6 +192,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	polled := make(chan error, 1)
 	pctx, stopPoll := context.WithCancel(ctx)
 	go func() { polled <- w.poll(pctx, cl) }()
+	watched := make(chan struct{})
+	go func() { defer close(watched); w.watch(pctx) }()
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -193,6 +204,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	stopPoll()
 	<-polled
+	<-watched
 	w.drain(runErr == nil)
 	cl.Close() // leaves the group (its revoke finds nothing left to stop)
 	w.stopAll()
@@ -288,9 +300,89 @@ func (w *Worker) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 	}
 	sort.Strings(names)
 	w.log.Info("pipelines assigned", "pipelines", names)
+	w.mu.Lock()
+	for _, name := range names {
+		w.given[name] = true
+	}
+	suspended := w.suspended
+	w.mu.Unlock()
+	if suspended {
+		return // watch starts them once the coordinator answers again
+	}
 	for _, name := range names {
 		w.start(name)
 	}
+}
+
+// watch stops the owned pipelines when the group coordinator has not been heard from for a
+// session timeout (a cut link, a paused process): the group has then most likely given them
+// to other workers, which fence this one's writes, and this worker must not go on reading
+// their binlogs and retrying their writes as a zombie. Once the coordinator answers again for
+// two heartbeat intervals, the pipelines the group still assigns to this worker run again
+// (kgo reports the lost ones first).
+func (w *Worker) watch(ctx context.Context) {
+	t := time.NewTicker(w.cfg.HeartbeatInterval / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		silent := w.contact.silent(time.Now())
+		w.mu.Lock()
+		suspended, n := w.suspended, len(w.owned)
+		switch {
+		case !suspended && silent > w.cfg.SessionTimeout:
+			w.suspended = true
+		case suspended && silent < w.cfg.HeartbeatInterval:
+			w.suspended = !w.resumable()
+		case suspended:
+			w.resumeAt = time.Time{}
+		}
+		changed := suspended != w.suspended
+		var resume []string
+		if changed && !w.suspended {
+			for name := range w.given {
+				resume = append(resume, name)
+			}
+		}
+		w.mu.Unlock()
+		switch {
+		case changed && w.isSuspended():
+			w.m.suspensions.Inc()
+			w.log.Warn("no answer from the group coordinator for longer than the session timeout: the group has most likely "+
+				"given this worker's pipelines to others; stopping them until it answers again", "silent", silent.Round(time.Millisecond),
+				"session_timeout", w.cfg.SessionTimeout, "pipelines", n)
+			w.stopAll()
+		case changed:
+			sort.Strings(resume)
+			w.log.Info("the group coordinator answers again; running the pipelines the group still assigns to this worker", "pipelines", resume)
+			for _, name := range resume {
+				w.start(name)
+			}
+		}
+	}
+}
+
+// resumable reports whether the coordinator has answered for long enough that a lost
+// assignment would have been reported (w.mu held).
+func (w *Worker) resumable() bool {
+	if w.resumeAt.IsZero() {
+		w.resumeAt = time.Now().Add(2 * w.cfg.HeartbeatInterval)
+		return false
+	}
+	if time.Now().Before(w.resumeAt) {
+		return false
+	}
+	w.resumeAt = time.Time{}
+	return true
+}
+
+func (w *Worker) isSuspended() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.suspended
 }
 
 // revoked stops the pipelines of the partitions revoked (a cooperative rebalance moves
@@ -323,6 +415,11 @@ func (w *Worker) stopParts(parts map[string][]int32, why string) {
 	if len(names) == 0 {
 		return
 	}
+	w.mu.Lock()
+	for _, name := range names {
+		delete(w.given, name)
+	}
+	w.mu.Unlock()
 	sort.Strings(names)
 	w.log.Info("pipelines "+why+"; stopping them", "pipelines", names)
 	w.stop(names)
@@ -385,7 +482,13 @@ func (w *Worker) supervise(ctx context.Context, def *pipeline.Definition, opts r
 			wait = w.cfg.RestartWait
 		}
 		w.m.failures.WithLabelValues(def.Pipeline.Name).Inc()
-		log.Error("pipeline failed; running it again", "err", err, "in", wait)
+		pause := wait
+		if errors.Is(err, upsert.ErrFenced) {
+			// Another worker runs it: the group moved it, and this worker hears of that at
+			// its next heartbeat; give the group a session to settle before fencing back.
+			pause = max(wait, w.cfg.SessionTimeout)
+		}
+		log.Error("pipeline failed; running it again", "err", err, "in", pause)
 		t.update(func(s *PipelineStatus) {
 			s.Phase, s.LastError, s.Running = PhaseFailed, err.Error(), time.Time{}
 			s.Restarts++
@@ -393,7 +496,7 @@ func (w *Worker) supervise(ctx context.Context, def *pipeline.Definition, opts r
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(pause):
 		}
 		wait = min(2*wait, time.Minute)
 		t.update(func(s *PipelineStatus) { s.Phase = PhaseStarting })
@@ -447,20 +550,23 @@ func (w *Worker) stopAll() {
 
 // Status is the worker's state, as /status shows it.
 type Status struct {
-	Group      string           `json:"group"`
-	Member     string           `json:"member"`
-	Generation int32            `json:"generation"`
-	Set        string           `json:"set"`
-	Total      int              `json:"pipelines_total"`
-	Draining   bool             `json:"draining"`
-	Owned      []PipelineStatus `json:"owned"`
+	Group      string `json:"group"`
+	Member     string `json:"member"`
+	Generation int32  `json:"generation"`
+	Set        string `json:"set"`
+	Total      int    `json:"pipelines_total"`
+	Draining   bool   `json:"draining"`
+	// Suspended: the group coordinator has not answered for a session timeout; the worker
+	// runs nothing until it does.
+	Suspended bool             `json:"suspended"`
+	Owned     []PipelineStatus `json:"owned"`
 }
 
 // Status returns the worker's state.
 func (w *Worker) Status() Status {
 	w.mu.Lock()
 	st := Status{Group: w.cfg.Group, Member: w.member, Generation: w.gen, Set: w.cfg.Set.Hash(), Total: w.cfg.Set.Len(),
-		Draining: w.draining, Owned: []PipelineStatus{}}
+		Draining: w.draining, Suspended: w.suspended, Owned: []PipelineStatus{}}
 	for _, o := range w.owned {
 		st.Owned = append(st.Owned, o.t.status())
 	}
