@@ -10,6 +10,10 @@ import (
 // never reaches a scraper. Call it before Serve or Handler.
 func (m *Metrics) ScrubLabels(scrub func(string) string) { m.scrub = scrub }
 
+// Gatherer returns what Handler serves: the registry, with ScrubLabels its labels scrubbed.
+// A process that runs several pipelines (`ingest serve`) gathers theirs together.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.gatherer() }
+
 // gatherer returns the registry, or, with ScrubLabels, a gatherer that scrubs its labels.
 func (m *Metrics) gatherer() prometheus.Gatherer {
 	if m.scrub == nil {

@@ -47,6 +47,7 @@ type app struct {
 	offline       bool
 	emit          string
 	tail          tailFlags
+	serve         serveFlags
 	kms           kmsFlags
 }
 
@@ -157,7 +158,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "text", "`FORMAT` of the logs on stderr: text or json")
 	a.addKMSFlags(root)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.tailCommand(), a.versionCommand())
+	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.serveCommand(), a.statusCommand(), a.tailCommand(), a.versionCommand())
 	return root
 }
 

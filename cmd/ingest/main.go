@@ -4,6 +4,8 @@
 //	ingest validate PIPELINE.yaml   check the file offline; every error at once
 //	ingest plan     PIPELINE.yaml   print the resolved pipeline and what connecting finds
 //	ingest apply    PIPELINE.yaml   run the pipeline
+//	ingest serve    --group G DIR   run as a worker of a group that shares its pipelines
+//	ingest status   --group G       list a group's workers and their pipelines
 //	ingest version                  print the version and build information (also --version)
 //
 // Exit codes: 0 done, 1 runtime failure (for plan: an error found), 2 invalid pipeline or
