@@ -59,6 +59,11 @@ lint:
 bench: build
 	scripts/bench
 
+## bench-peers: ingest against Debezium's MariaDB connector in Kafka Connect (bench/README.md; fetches the jars once into .cache/peers).
+.PHONY: bench-peers
+bench-peers: build
+	scripts/bench-peers
+
 services:
 	scripts/services up
 

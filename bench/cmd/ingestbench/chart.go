@@ -120,6 +120,9 @@ func truncate(s string, n int) string {
 
 // chartSections turns the results into chart sections.
 func chartSections(r *results) []section {
+	if r.Mode == partPeers {
+		return peersChartSections(r)
+	}
 	var secs []section
 	for _, suite := range r.suites() {
 		s := section{title: suite + ": rows/s (red: target)"}

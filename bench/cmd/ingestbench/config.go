@@ -17,6 +17,9 @@ const (
 	partSnapshot = "snapshot"
 	partCatchup  = "catchup"
 	partLatency  = "latency"
+	// partPeers is ingest against its peers (make bench-peers, peers.go): never with the
+	// other parts, and not among the defaults.
+	partPeers = "peers"
 )
 
 // Delivery guarantees, spelled as the pipeline file spells them.
@@ -47,6 +50,12 @@ type config struct {
 	Profile     string // a binary like bin/ingest that takes --cpuprofile (see bench/README.md)
 	ProfileDir  string // where the profiles go
 
+	Peers       []string // peer configurations of the peers part (peerConfigs)
+	PeerLib     string   // the jars of Kafka Connect and Debezium (scripts/bench-peers fetches them)
+	PeerTxn     int      // transaction size of the peers part's catch-up
+	ConnectPort int      // Kafka Connect's REST port (listeners)
+	Java        string   // the java binary
+
 	svc services
 }
 
@@ -67,7 +76,7 @@ type services struct {
 // parseConfig reads the flags in args, with defaults from the environment.
 func parseConfig(args []string) (config, error) {
 	var c config
-	var txnSizes, guarantees, parts string
+	var txnSizes, guarantees, parts, peers string
 	fs := flag.NewFlagSet("ingestbench", flag.ContinueOnError)
 	fs.IntVar(&c.Rows, "rows", envInt("BENCH_ROWS", 2_000_000), "rows of the snapshot table and of the catch-up runs (BENCH_ROWS)")
 	fs.IntVar(&c.SingleRows, "single-rows", envInt("BENCH_SINGLE_ROWS", 0), "rows of the catch-up run of one-row transactions; 0: rows/10 (BENCH_SINGLE_ROWS)")
@@ -88,6 +97,12 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 15*time.Minute, "limit of each ingest run")
 	fs.StringVar(&c.Profile, "profile", envString("BENCH_PROFILE", ""), "run ingest as this binary (bin/ingestprof) with --cpuprofile (BENCH_PROFILE)")
 	fs.StringVar(&c.ProfileDir, "profile-dir", envString("BENCH_PROFILE_DIR", ".cache/bench/profiles"), "where -profile writes the profiles (BENCH_PROFILE_DIR)")
+	fs.StringVar(&benchDB, "db", envString("BENCH_DB", benchDB), "the bench database, and the start of every topic name (BENCH_DB)")
+	fs.StringVar(&peers, "peers", envString("BENCH_PEERS", strings.Join(peerNames(), ",")), "peer configurations of -only peers (BENCH_PEERS)")
+	fs.StringVar(&c.PeerLib, "peer-lib", envString("BENCH_PEER_LIB", ".cache/peers/debezium/lib"), "jars of Kafka Connect and Debezium (BENCH_PEER_LIB)")
+	fs.IntVar(&c.PeerTxn, "peer-txn", envInt("BENCH_PEER_TXN", 100), "transaction size of the peers' catch-up (BENCH_PEER_TXN)")
+	fs.IntVar(&c.ConnectPort, "connect-port", envInt("BENCH_CONNECT_PORT", 18083), "Kafka Connect's REST port (BENCH_CONNECT_PORT)")
+	fs.StringVar(&c.Java, "java", envString("BENCH_JAVA", "java"), "the java binary of the peers (BENCH_JAVA)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -100,6 +115,7 @@ func parseConfig(args []string) (config, error) {
 	}
 	c.Guarantees = splitList(guarantees)
 	c.Parts = splitList(parts)
+	c.Peers = splitList(peers)
 	if c.svc, err = loadServices(); err != nil {
 		return c, err
 	}
@@ -125,8 +141,13 @@ func (c config) check() error {
 		}
 	}
 	for _, p := range c.Parts {
-		if p != partSnapshot && p != partCatchup && p != partLatency {
-			return fmt.Errorf("-only: unknown part %q (snapshot, catchup, latency)", p)
+		if p != partSnapshot && p != partCatchup && p != partLatency && p != partPeers {
+			return fmt.Errorf("-only: unknown part %q (snapshot, catchup, latency, peers)", p)
+		}
+	}
+	if c.runs(partPeers) {
+		if err := c.checkPeers(); err != nil {
+			return err
 		}
 	}
 	for _, k := range c.TxnSizes {

@@ -12,8 +12,9 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// benchDB is the database that holds the suite's tables.
-const benchDB = "ingestbench"
+// benchDB is the database that holds the suite's tables, and the start of every topic
+// name (-db, BENCH_DB; set once by parseConfig).
+var benchDB = "ingestbench"
 
 // schemaVersion changes whenever tableColumns or rowSelect change, so that a table loaded
 // by an older suite is loaded again.

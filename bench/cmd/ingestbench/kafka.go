@@ -13,8 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// topicPrefix starts the name of every topic the suite creates (or has ingest create).
-const topicPrefix = "ingestbench."
+// topicPrefix starts the name of every topic the suite creates (or has ingest create, or
+// a peer): the bench database's name and a dot.
+func topicPrefix() string { return benchDB + "." }
 
 // kafka is the suite's admin view of the broker.
 type kafka struct {
@@ -93,7 +94,7 @@ func (k *kafka) deleteTopics(ctx context.Context, topics ...string) error {
 			return fmt.Errorf("list topics: %w", err)
 		}
 		for _, t := range all.Names() {
-			if strings.HasPrefix(t, topicPrefix) {
+			if strings.HasPrefix(t, topicPrefix()) {
 				topics = append(topics, t)
 			}
 		}

@@ -66,6 +66,9 @@ func run(ctx context.Context, cfg config) error {
 }
 
 func (s *suite) runParts(ctx context.Context) error {
+	if s.cfg.runs(partPeers) {
+		return s.peers(ctx)
+	}
 	if s.cfg.runs(partSnapshot) {
 		if err := s.snapshot(ctx); err != nil {
 			return fmt.Errorf("snapshot: %w", err)

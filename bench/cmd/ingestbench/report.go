@@ -166,14 +166,24 @@ func (r *results) anyBusy() bool {
 // summary is the header of the reports: the machine and the data.
 func (r *results) summary() []string {
 	m := r.Machine
+	title := "ingest benchmark"
+	if r.Mode == partPeers {
+		title = "ingest and its peers"
+	}
 	lines := []string{
-		fmt.Sprintf("ingest benchmark, %s on %s (%s)", r.Started.Format("2006-01-02 15:04 MST"), m.Host, m.GitCommit),
+		fmt.Sprintf("%s, %s on %s (%s)", title, r.Started.Format("2006-01-02 15:04 MST"), m.Host, m.GitCommit),
 		fmt.Sprintf("machine: %d CPUs %s, %.1f GiB, Linux %s, load average %s at start, %s at the end", m.CPUs, m.CPUModel,
 			m.MemoryGiB, m.Kernel, m.LoadAvg, m.LoadAvgEnd),
 		fmt.Sprintf("software: %s; ingest %s; MariaDB %s; Kafka %s", m.GoVersion, m.Ingest, m.MariaDB, m.Kafka),
 		fmt.Sprintf("data: N = %s rows, %d columns, InnoDB avg row %d B, SELECT payload %.0f B/row, Kafka key+value %.0f B/record; %d partitions, %s; best of %d run(s) each",
 			thousands(float64(intConfig(r.Config, "rows"))), r.Table.Columns, r.Table.AvgRowBytes, r.Table.ScanBytesRow,
 			r.Table.RecordBytesRow, m.Partitions, m.Compressed, max(intConfig(r.Config, "repeat"), 1)),
+	}
+	if r.Mode == partPeers {
+		lines[3] = fmt.Sprintf("data: N = %s rows, %d columns, InnoDB avg row %d B; catch-up: N changes in transactions of %d rows; %d partitions; %d round(s), the clients alternated, the fastest run of each kept",
+			thousands(float64(intConfig(r.Config, "rows"))), r.Table.Columns, r.Table.AvgRowBytes, intConfig(r.Config, "peer_txn"),
+			m.Partitions, max(intConfig(r.Config, "repeat"), 1))
+		lines = append(lines, "peers: "+r.PeerVersions)
 	}
 	return lines
 }
@@ -190,7 +200,11 @@ func (r *results) print(w io.Writer) {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
-	r.throughputTable().text(w)
+	if r.Mode == partPeers {
+		r.peersTable().text(w)
+	} else {
+		r.throughputTable().text(w)
+	}
 	if len(r.Latency) > 0 {
 		fmt.Fprintln(w)
 		r.latencyTable().text(w)
@@ -207,6 +221,10 @@ func (r *results) print(w io.Writer) {
 
 // markdown writes the Markdown report.
 func (r *results) markdown(w io.Writer, jsonName string) {
+	if r.Mode == partPeers {
+		r.peersMarkdown(w, jsonName)
+		return
+	}
 	fmt.Fprintln(w, "# ingest benchmark: latest run")
 	fmt.Fprintln(w)
 	for _, l := range r.summary() {
@@ -238,11 +256,15 @@ func (r *results) write(dir string) ([]string, error) {
 		return nil, err
 	}
 	jsonName := fmt.Sprintf("%s-%s.json", r.Started.Format("2006-01-02T1504"), r.Machine.Host)
+	base := "latest"
+	if r.Mode == partPeers {
+		jsonName, base = "peers-"+jsonName, "peers"
+	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{filepath.Join(dir, jsonName), filepath.Join(dir, "latest.md"), filepath.Join(dir, "latest.png")}
+	paths := []string{filepath.Join(dir, jsonName), filepath.Join(dir, base+".md"), filepath.Join(dir, base+".png")}
 	if err := os.WriteFile(paths[0], append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}

@@ -25,6 +25,11 @@ type measurement struct {
 	Bytes      int64   `json:"bytes"` // payload bytes (see rawResult.Bytes); for ingest, key+value bytes in Kafka
 	Seconds    float64 `json:"seconds"`
 	RowsPerSec float64 `json:"rows_per_s"`
+	// RowsPerSecFromFirst is the rows over the time from the first record in Kafka to the
+	// last (the peers part).
+	RowsPerSecFromFirst float64 `json:"rows_per_s_from_first_record,omitempty"`
+	// IngestX is ingest's rows/s over this peer's in the same suite (the peers part).
+	IngestX    float64 `json:"ingest_x,omitempty"`
 	MBPerSec   float64 `json:"mb_per_s"`
 	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"` // ingest's peak resident set
 	CPUSeconds float64 `json:"cpu_s"`                  // CPU of the measured client: ingest, or this program for a raw limit
@@ -80,6 +85,13 @@ type results struct {
 	Latency      []latencyRun   `json:"latency"`
 	Checks       []check        `json:"checks"`
 	Errors       []string       `json:"errors,omitempty"`
+
+	// Mode is "peers" for a run of the peers part (make bench-peers).
+	Mode string `json:"mode,omitempty"`
+	// PeerVersions names the peers' software; PeerSettings are each configuration's
+	// settings (peers.go).
+	PeerVersions string                       `json:"peer_versions,omitempty"`
+	PeerSettings map[string]map[string]string `json:"peer_settings,omitempty"`
 }
 
 // tableInfo describes the generated rows.
@@ -139,6 +151,10 @@ const (
 // evaluate orders the measurements (by suite, the raw limits first), sets each ingest
 // measurement's ratio to its limit and derives the checks.
 func (r *results) evaluate(guarantees []string) {
+	if r.Mode == partPeers {
+		r.evaluatePeers()
+		return
+	}
 	order := map[string]int{}
 	for i, s := range r.suites() {
 		order[s] = i

@@ -55,7 +55,7 @@ func newSuite(ctx context.Context, cfg config) (*suite, error) {
 	s.res.Config = map[string]any{
 		"rows": cfg.Rows, "single_txn_rows": cfg.SingleRows, "latency_seconds": cfg.Seconds, "latency_rate": cfg.Rate,
 		"partitions": cfg.Partitions, "compression": cfg.Compression, "parallelism": cfg.Parallelism,
-		"txn_sizes": cfg.TxnSizes, "repeat": cfg.Repeat, "guarantees": cfg.Guarantees, "parts": cfg.Parts, "profile": cfg.Profile != "",
+		"txn_sizes": cfg.TxnSizes, "repeat": cfg.Repeat, "peer_txn": cfg.PeerTxn, "peers": cfg.Peers, "guarantees": cfg.Guarantees, "parts": cfg.Parts, "profile": cfg.Profile != "",
 	}
 	// Topics of earlier runs go first: their data would only take the broker's disk.
 	if err := s.kafka.deleteTopics(ctx); err != nil {
@@ -87,7 +87,7 @@ func (s *suite) close(ctx context.Context) {
 
 // topic returns this run's name for the topic called label.
 func (s *suite) topic(label string) string {
-	t := topicPrefix + s.runID + "." + label
+	t := topicPrefix() + s.runID + "." + label
 	s.topics = append(s.topics, t)
 	return t
 }
