@@ -9,7 +9,7 @@
 // with a suggestion) and checks their types. A compiled [Program] evaluates rows of that
 // shape without reflection, reusing its buffers; only computed string results allocate.
 //
-// Semantics follow Flink CDC's docs/content/docs/core-concept/transform.md: comparisons
+// Semantics follow Flink CDC's github.com/apache/flink-cdc/docs/content/docs/core-concept/transform.md: comparisons
 // with a NULL operand are FALSE (not NULL), AND, OR and NOT follow SQL's three-valued
 // logic, and a function of a NULL argument is NULL unless the function says otherwise
 // (COALESCE, IF, CONCAT_WS). docs/pipeline.md lists the grammar and the functions.

@@ -153,7 +153,7 @@ func TestValues(t *testing.T) {
 	row := change.Row{change.IntValue(12), change.StringValue([]byte("Bob")), change.DecimalValue([]byte("-12.35")),
 		change.Float64Value(2.5), {}, change.DateValue(2024, 2, 29), change.DateTimeValue(2024, 2, 29, 13, 14, 15, 123000)}
 	tests := []struct{ expr, want string }{
-		// docs/content/docs/core-concept/transform.md: metadata columns of a MySQL table.
+		// github.com/apache/flink-cdc/docs/content/docs/core-concept/transform.md: metadata columns of a MySQL table.
 		{"__schema_name__", `string:app_db`},
 		{"__table_name__", `string:orders_1`},
 		{"__namespace_name__", `null`},

@@ -7,7 +7,7 @@ import (
 
 func TestParseFilter(t *testing.T) {
 	tests := []struct{ in, want string }{
-		// docs/content/docs/core-concept/transform.md (apache/flink-cdc), "Add filter rule".
+		// github.com/apache/flink-cdc/docs/content/docs/core-concept/transform.md (apache/flink-cdc), "Add filter rule".
 		{"id > 10 AND order_id > 100", "((`id` > 10) AND (`order_id` > 100))"},
 		{"new_province = 'SHANGHAI'", "(`new_province` = 'SHANGHAI')"},
 		{"id > 10 AND status <> 'x'", "((`id` > 10) AND (`status` <> 'x'))"},
@@ -47,7 +47,7 @@ func TestParseProjection(t *testing.T) {
 		in   string
 		want []string // name=expr, or *
 	}{
-		// docs/content/docs/core-concept/transform.md (apache/flink-cdc), "Add computed columns".
+		// github.com/apache/flink-cdc/docs/content/docs/core-concept/transform.md (apache/flink-cdc), "Add computed columns".
 		{"id, order_id, UPPER(product_name) as product_name, localtimestamp as new_timestamp",
 			[]string{"id=`id`", "order_id=`order_id`", "product_name=UPPER(`product_name`)", "new_timestamp=LOCALTIMESTAMP"}},
 		// "Reference metadata columns" (an alias without AS).
