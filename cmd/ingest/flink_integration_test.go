@@ -80,10 +80,8 @@ func TestFlinkConsumer(t *testing.T) {
 	})
 	env := map[string]string{"INGEST_SECRET_MYSQL_PASSWORD": cdcPassword()}
 	var ddl strings.Builder
-	var files []string
 	for _, f := range forms {
 		file := consumerPipeline(t, name, f.table, f.topic, f.option)
-		files = append(files, file)
 		state := filepath.Join(t.TempDir(), "state")
 		if code, _, stderr := runCLIEnv(t, env, "apply", file, "--until-caught-up", "--state", state); code != exitOK {
 			t.Fatalf("apply %s: exit %d\n%s", f.table, code, stderr)
