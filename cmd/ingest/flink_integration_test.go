@@ -10,11 +10,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,7 +33,8 @@ import (
 // reads the all-types topics through the DDL that `plan --emit flink-sql` writes, and the
 // rows it materialises must equal SELECT * column by column. Two forms: TIME as micros
 // (json.encode.time-as: micros) with TIME values outside a day, and the default text form
-// with TIME values within a day. Rows pass through the snapshot and the binlog, with an
+// with TIME values within a day; and MariaDB's UUID, INET4, INET6, DECIMAL ZEROFILL, its
+// single-byte character sets and a GEOMETRYCOLLECTION (mdbtypes). Rows pass through the snapshot and the binlog, with an
 // update, a delete and a primary key change. INGEST_TEST_FLINK=skip skips it.
 func TestFlinkConsumer(t *testing.T) {
 	if os.Getenv("INGEST_TEST_FLINK") == "skip" {
@@ -52,27 +56,38 @@ func TestFlinkConsumer(t *testing.T) {
 		"INSERT INTO alltypes_day SELECT * FROM alltypes",
 		"UPDATE alltypes_day SET c_time = '12:34:56', c_time3 = '23:59:59.999' WHERE id = 1",
 		"UPDATE alltypes_day SET c_time = '00:00:00', c_time3 = '00:00:00.5' WHERE id = 3",
+		testenv.MariaDBTypesTables[0], testenv.MariaDBTypesRows[0],
 	)
-	forms := []struct{ table, topic, option string }{
-		{"alltypes", "cs_" + name + "_micros", "  json.encode.time-as: micros\n"},
-		{"alltypes_day", "cs_" + name + "_text", ""},
+	changes := func(table string) []string {
+		return []string{"UPDATE " + table + " SET c_vc = 'updated ✓', c_dec2 = -0.05 WHERE id = 2",
+			"DELETE FROM " + table + " WHERE id = 5", "UPDATE " + table + " SET id = 40 WHERE id = 4"}
+	}
+	geo := map[string]string{"c_geo": "ST_AsGeoJSON(c_geo)", "c_point": "ST_AsGeoJSON(c_point)", "c_float": "CAST(c_float AS DOUBLE)"}
+	forms := []struct {
+		table, topic, option string
+		changes              []string
+		exprs                map[string]string // SELECT expressions in place of columns
+	}{
+		{"alltypes", "cs_" + name + "_micros", "  json.encode.time-as: micros\n", changes("alltypes"), geo},
+		{"alltypes_day", "cs_" + name + "_text", "", changes("alltypes_day"), geo},
+		{"mdbtypes", "cs_" + name + "_mdb", "", []string{
+			"UPDATE mdbtypes SET i6 = '::2', d = 1.5 WHERE id = '00000000-0000-0000-0000-000000000000'",
+			"DELETE FROM mdbtypes WHERE id = 'ffffffff-ffff-ffff-ffff-ffffffffffff'"},
+			map[string]string{"g": "ST_AsGeoJSON(g)"}},
 	}
 	t.Cleanup(func() {
-		_, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), forms[0].topic, forms[1].topic)
+		_, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), forms[0].topic, forms[1].topic, forms[2].topic)
 	})
 	env := map[string]string{"INGEST_SECRET_MYSQL_PASSWORD": cdcPassword()}
 	var ddl strings.Builder
-	var files []string
 	for _, f := range forms {
 		file := consumerPipeline(t, name, f.table, f.topic, f.option)
-		files = append(files, file)
 		state := filepath.Join(t.TempDir(), "state")
 		if code, _, stderr := runCLIEnv(t, env, "apply", file, "--until-caught-up", "--state", state); code != exitOK {
 			t.Fatalf("apply %s: exit %d\n%s", f.table, code, stderr)
 		}
 		// Changes through the binlog: an update, a delete, a primary key change.
-		testenv.Exec(t, db, "UPDATE "+f.table+" SET c_vc = 'updated ✓', c_dec2 = -0.05 WHERE id = 2",
-			"DELETE FROM "+f.table+" WHERE id = 5", "UPDATE "+f.table+" SET id = 40 WHERE id = 4")
+		testenv.Exec(t, db, f.changes...)
 		if code, _, stderr := runCLIEnv(t, env, "apply", file, "--until-caught-up", "--state", state); code != exitOK {
 			t.Fatalf("apply %s (binlog): exit %d\n%s", f.table, code, stderr)
 		}
@@ -84,7 +99,7 @@ func TestFlinkConsumer(t *testing.T) {
 	}
 	sqlFile := writeFile(t, "tables.sql", ddl.String(), 0o644)
 	start := time.Now()
-	run := exec.Command("../../scripts/flink", "run", sqlFile, forms[0].topic, forms[1].topic)
+	run := exec.Command("../../scripts/flink", "run", sqlFile, forms[0].topic, forms[1].topic, forms[2].topic)
 	var stderr bytes.Buffer
 	run.Stderr = &stderr
 	out, err := run.Output()
@@ -94,8 +109,9 @@ func TestFlinkConsumer(t *testing.T) {
 	}
 	got := materialise(t, out)
 	for _, f := range forms {
-		want := selectAll(t, db, f.table, f.option != "")
+		want := selectAll(t, db, f.table, f.exprs)
 		rows := got[f.topic]
+		t.Logf("%s: %d rows compared", f.table, len(want))
 		if len(rows) != len(want) {
 			t.Errorf("%s: flink materialised %d rows, SELECT has %d\n%s", f.table, len(rows), len(want), out)
 		}
@@ -174,9 +190,10 @@ type sqlRow struct {
 	vals []*string
 }
 
-// selectAll returns SELECT * of table by id, read in UTC, geometry as ST_AsGeoJSON and FLOAT
-// through a DOUBLE (the text protocol rounds FLOAT to 6 digits).
-func selectAll(t *testing.T, db *sql.DB, table string, _ bool) map[string]sqlRow {
+// selectAll returns SELECT * of table by id, read in UTC, with exprs in place of their
+// columns: geometry as ST_AsGeoJSON, FLOAT through a DOUBLE (the text protocol rounds FLOAT
+// to 6 digits).
+func selectAll(t *testing.T, db *sql.DB, table string, exprs map[string]string) map[string]sqlRow {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
@@ -187,13 +204,18 @@ func selectAll(t *testing.T, db *sql.DB, table string, _ bool) map[string]sqlRow
 	if _, err := conn.ExecContext(ctx, "SET time_zone = '+00:00'"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := conn.QueryContext(ctx, "SELECT *, ST_AsGeoJSON(c_geo), ST_AsGeoJSON(c_point), CAST(c_float AS DOUBLE) FROM "+table)
+	names := slices.Sorted(maps.Keys(exprs))
+	query := "SELECT *"
+	for _, c := range names {
+		query += ", " + exprs[c]
+	}
+	rows, err := conn.QueryContext(ctx, query+" FROM "+table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
-	n := len(cols) - 3
+	n := len(cols) - len(names)
 	out := map[string]sqlRow{}
 	for rows.Next() {
 		raw := make([]sql.RawBytes, len(cols))
@@ -207,13 +229,8 @@ func selectAll(t *testing.T, db *sql.DB, table string, _ bool) map[string]sqlRow
 		vals := make([]*string, n)
 		for i := 0; i < n; i++ {
 			v := raw[i]
-			switch cols[i] {
-			case "c_geo":
-				v = raw[n]
-			case "c_point":
-				v = raw[n+1]
-			case "c_float":
-				v = raw[n+2]
+			if j := slices.Index(names, cols[i]); j >= 0 {
+				v = raw[n+j]
 			}
 			if v != nil {
 				s := string(v)
@@ -290,12 +307,17 @@ func sameValue(col string, mysqlText, flinkText *string, micros bool) bool {
 	case "c_json":
 		var a, b bytes.Buffer
 		return json.Compact(&a, []byte(my)) == nil && json.Compact(&b, []byte(fl)) == nil && a.String() == b.String()
-	case "c_geo", "c_point":
+	case "c_geo", "c_point", "g":
 		var a, b map[string]any
 		if json.Unmarshal([]byte(my), &a) != nil || json.Unmarshal([]byte(fl), &b) != nil {
 			return false
 		}
-		return a["type"] == b["type"] && reflect.DeepEqual(a["coordinates"], b["coordinates"])
+		return a["type"] == b["type"] && reflect.DeepEqual(a["coordinates"], b["coordinates"]) &&
+			reflect.DeepEqual(a["geometries"], b["geometries"])
+	case "d", "d0", "n": // ZEROFILL: SELECT pads, the number does not
+		a, ok1 := new(big.Rat).SetString(my)
+		b, ok2 := new(big.Rat).SetString(fl)
+		return ok1 && ok2 && a.Cmp(b) == 0
 	}
 	return my == fl // integers, DECIMAL (toPlainString at the scale), strings, ENUM, SET
 }
