@@ -65,20 +65,22 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	if err != nil {
 		return err
 	}
+	// What fails before the stream's loop, which classifies its own errors: a lost
+	// connection is retryable, what the server refuses terminal (internal/fault).
 	if err := checkKeys(ctx, db, &s.cfg); err != nil {
-		return err
+		return fault.MySQL(err)
 	}
 	if err := CheckKeysNotNull(ctx, db, s.cfg.Tables, s.cfg.Keys); err != nil {
-		return err
+		return fault.MySQL(err)
 	}
 	from, gtidKnown, err := s.startPosition(ctx, db, srv)
 	if err != nil {
-		return err
+		return fault.MySQL(err)
 	}
 	loader := sqlInfo{db: db, mariaDB: srv.mariaDB}
 	hist, err := s.startHistory(ctx, loader, srv, from)
 	if err != nil {
-		return err
+		return fault.MySQL(err)
 	}
 	cache := newSchemaCache(hist, loader, schemaOptions{
 		tinyInt1AsBool: !s.cfg.TinyInt1AsNumber, keys: s.cfg.Keys, collations: srv.collations,
