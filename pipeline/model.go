@@ -225,6 +225,9 @@ type Sink struct {
 	BufferFlushMaxRows   int
 	BufferFlushInterval  time.Duration
 	SkipOversizedRecords bool          // sink.skip-oversized-records
+	// TruncateTombstones is sink.truncate.tombstones (upsert-kafka): TRUNCATE TABLE, DROP
+	// TABLE and RENAME TABLE away tombstone the table's keys in its topics.
+	TruncateTombstones bool
 	TransactionInterval  time.Duration // sink.transaction.interval
 	TransactionMaxBytes  int64         // sink.transaction.max-bytes
 	JSON                 JSONOptions
