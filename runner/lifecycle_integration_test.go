@@ -189,7 +189,7 @@ func TestLcNewTablesWhileStreaming(t *testing.T) {
 
 			// A restart keeps the set: t1 and t2 go on, t3 stays out.
 			testenv.Exec(t, db, "INSERT INTO t1 VALUES (3,'c')", "INSERT INTO t2 VALUES (4,40)", "INSERT INTO t3 VALUES (2,2)")
-			log, logs = bufferLogger()
+			log, _ = bufferLogger()
 			applyLogged(t, def, dir, log)
 			for _, table := range []string{"t1", "t2"} {
 				want := lcState(t, db, table)
