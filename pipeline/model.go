@@ -224,11 +224,14 @@ type Sink struct {
 	// both 0 when buffering is off.
 	BufferFlushMaxRows   int
 	BufferFlushInterval  time.Duration
-	SkipOversizedRecords bool          // sink.skip-oversized-records
-	TransactionInterval  time.Duration // sink.transaction.interval
-	TransactionMaxBytes  int64         // sink.transaction.max-bytes
-	JSON                 JSONOptions
-	Aliyun               Aliyun
+	SkipOversizedRecords bool // sink.skip-oversized-records
+	// TruncateTombstones is sink.truncate.tombstones (upsert-kafka): TRUNCATE TABLE, DROP
+	// TABLE and RENAME TABLE away tombstone the table's keys in its topics.
+	TruncateTombstones  bool
+	TransactionInterval time.Duration // sink.transaction.interval
+	TransactionMaxBytes int64         // sink.transaction.max-bytes
+	JSON                JSONOptions
+	Aliyun              Aliyun
 	// Kafka holds the options of type kafka only (Flink CDC's Kafka pipeline sink).
 	Kafka KafkaOptions
 }

@@ -116,6 +116,7 @@ func sinkOptions(s *Sink) []option {
 		{key: "sink.buffer-flush.max-rows", val: intValue{&s.BufferFlushMaxRows, 1, maxInt}, only: up},
 		{key: "sink.buffer-flush.interval", val: durationValue{&s.BufferFlushInterval, time.Millisecond}, only: up},
 		{key: "sink.skip-oversized-records", val: boolValue{&s.SkipOversizedRecords}, def: "false"},
+		{key: "sink.truncate.tombstones", val: boolValue{&s.TruncateTombstones}, def: "true", only: up},
 		{key: "sink.transaction.interval", val: durationValue{&s.TransactionInterval, time.Millisecond}, def: "1s"},
 		{key: "sink.transaction.max-bytes", val: int64Value{&s.TransactionMaxBytes, 1, math.MaxInt64}, def: "67108864"},
 		{key: "json.timestamp-format.standard", val: enum(&s.JSON.TimestampFormat,

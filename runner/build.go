@@ -179,7 +179,7 @@ func sinkConfig(def *pipeline.Definition, r *routing, log *slog.Logger) (upsert.
 		BufferMaxRows: s.BufferFlushMaxRows, BufferInterval: s.BufferFlushInterval,
 		AutoCreate: s.TopicAutoCreate, Partitions: int32(s.TopicPartitions), ReplicationFactor: int16(s.TopicReplicationFactor),
 		TransactionInterval: s.TransactionInterval, TransactionMaxBytes: s.TransactionMaxBytes,
-		SkipOversized: s.SkipOversizedRecords, Logger: log,
+		SkipOversized: s.SkipOversizedRecords, TruncateTombstones: s.TruncateTombstones, Logger: log,
 	}
 	if s.JSON.TimestampFormat == pipeline.TimestampISO8601 {
 		cfg.Encode.Timestamps = upsert.TimestampISO8601

@@ -225,3 +225,18 @@ func (c *captureSet) encoded() ([]byte, error) {
 	c.enc = enc
 	return enc, nil
 }
+
+// sharedTopic reports whether a table of the captured set other than table writes to
+// topic (upsert.Config.SharedTopic): its records without table headers cannot then be told
+// to be table's. Before the set is known, every topic may be shared.
+func (r *run) sharedTopic(table change.TableID, topic string) bool {
+	if r.capture == nil {
+		return true
+	}
+	for _, t := range r.capture.list() {
+		if t.ID() != table && slices.Contains(r.routes.topics(t.ID()), topic) {
+			return true
+		}
+	}
+	return false
+}

@@ -189,7 +189,7 @@ func TestLcNewTablesWhileStreaming(t *testing.T) {
 
 			// A restart keeps the set: t1 and t2 go on, t3 stays out.
 			testenv.Exec(t, db, "INSERT INTO t1 VALUES (3,'c')", "INSERT INTO t2 VALUES (4,40)", "INSERT INTO t3 VALUES (2,2)")
-			log, logs = bufferLogger()
+			log, _ = bufferLogger()
 			applyLogged(t, def, dir, log)
 			for _, table := range []string{"t1", "t2"} {
 				want := lcState(t, db, table)
@@ -228,4 +228,85 @@ func lcState(t *testing.T, db *sql.DB, table string) map[string]string {
 		m[fmt.Sprintf(`{"a":%d}`, a)] = fmt.Sprintf(`{"a":%d,"b":%d}`, a, b)
 	}
 	return m
+}
+
+// TestLcTruncateDropTombstones: a TRUNCATE of a 10,000-row table and a DROP of another leave
+// their compacted topics equal to the tables (last value per key): the keys get tombstones,
+// found by reading the topics back, at-least-once and exactly-once (in the transaction of
+// the statement's position). With sink.truncate.tombstones: false nothing is written and a
+// line is logged.
+func TestLcTruncateDropTombstones(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sink string
+		off  bool
+	}{
+		{"at-least-once", "", false},
+		{"exactly-once", "  sink.delivery-guarantee: exactly-once", false},
+		{"opt-out", "  sink.truncate.tombstones: false", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO big SELECT seq, CONCAT('v', seq) FROM seq_1_to_10000",
+				"CREATE TABLE small (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO small VALUES (1,'a'),(2,'b'),(3,'c')",
+				"CREATE TABLE keep (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO keep VALUES (1,'k')")
+			def := definition(t, name, "", c.sink)
+			cleanupTopics(t, name+".big", name+".small", name+".keep")
+			dir := t.TempDir()
+			applyUntilCaughtUp(t, def, dir)
+			if got := materialize(consumeCommitted(t, name+".big")); len(got) != 10000 {
+				t.Fatalf("after the snapshot the topic of big holds %d keys", len(got))
+			}
+			testenv.Exec(t, db, "INSERT INTO small VALUES (4,'d')", "DELETE FROM small WHERE id=1",
+				"TRUNCATE TABLE big", "INSERT INTO big VALUES (5,'after'),(20000,'new')",
+				"DROP TABLE small", "INSERT INTO keep VALUES (2,'k2')")
+			log, logs := bufferLogger()
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			err := Run(ctx, def, Options{StateDir: dir, UntilCaughtUp: true, Logger: log})
+			stopped := ctx.Err() == nil
+			cancel()
+			if err != nil || !stopped {
+				t.Fatalf("Run: %v (stopped by itself: %v); log:\n%s", err, stopped, logs)
+			}
+
+			big := materialize(consumeCommitted(t, name+".big"))
+			small := materialize(consumeCommitted(t, name+".small"))
+			keep := materialize(consumeCommitted(t, name+".keep"))
+			if !maps.Equal(keep, tableState(t, db, "keep")) {
+				t.Errorf("keep: the topic holds %v", keep)
+			}
+			if c.off {
+				if len(big) != 10001 || len(small) != 3 {
+					t.Errorf("opt-out: big holds %d keys (want 10001), small %d (want 3)", len(big), len(small))
+				}
+				for _, want := range []string{"TRUNCATE TABLE of " + name + ".big: nothing written (sink.truncate.tombstones is false",
+					"DROP TABLE (or RENAME TABLE away) of " + name + ".small: nothing written (sink.truncate.tombstones is false"} {
+					if !strings.Contains(logs.String(), want) {
+						t.Errorf("opt-out: no line %q:\n%s", want, logs)
+					}
+				}
+				return
+			}
+			if want := tableState(t, db, "big"); !maps.Equal(big, want) {
+				t.Errorf("big: the topic holds %d keys, the table %d rows: %v", len(big), len(want), big)
+			}
+			if len(small) != 0 {
+				t.Errorf("small (dropped): the topic holds %v", small)
+			}
+			for _, want := range []string{"TRUNCATE TABLE of " + name + ".big: 10000 tombstones written to " + name + ".big",
+				"DROP TABLE (or RENAME TABLE away) of " + name + ".small: 3 tombstones written to " + name + ".small"} {
+				if !strings.Contains(logs.String(), want) {
+					t.Errorf("no line %q:\n%s", want, logs)
+				}
+			}
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, "tombstones written") {
+					t.Log(line)
+				}
+			}
+		})
+	}
 }

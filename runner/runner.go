@@ -292,6 +292,7 @@ func newRun(def *pipeline.Definition, opts Options) (*run, error) {
 	r.snk.StopTimeout, r.snk.ConnectTimeout = opts.StopTimeout, def.Source.ConnectTimeout
 	r.writes = &written{m: r.m, count: &r.status.records, bytes: &r.status.bytes}
 	r.snk.Written = r.writes.observe
+	r.snk.SharedTopic = r.sharedTopic
 	r.id = state.Identity{Pipeline: def.Pipeline.Name, Source: sourceAddr(def), Tables: tablesIdentity(def)}
 	if r.snk.Identity, err = json.Marshal(kafkaIdentity(r.id, opts.Scrubber)); err != nil {
 		return nil, err

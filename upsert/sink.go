@@ -114,6 +114,14 @@ type Config struct {
 	// (defaults 1s and 64 MiB).
 	TransactionInterval time.Duration
 	TransactionMaxBytes int64
+	// TruncateTombstones is sink.truncate.tombstones: a TRUNCATE TABLE, DROP TABLE or
+	// RENAME TABLE away of a table writes a tombstone for every key the table has in its
+	// topics, found by reading them back (clear.go). Only with the upsert [Encoder]. Off,
+	// such a statement writes nothing (and says so in the log).
+	TruncateTombstones bool
+	// SharedTopic reports whether tables other than table write to topic, so that a record
+	// without table headers there cannot be told to be table's. Nil: every topic may be.
+	SharedTopic func(table change.TableID, topic string) bool
 	// SkipOversized is sink.skip-oversized-records: a record larger than
 	// max.request.size is dropped with a warning instead of stopping the sink.
 	SkipOversized bool
@@ -577,6 +585,10 @@ func (s *Sink) notify() <-chan struct{} {
 // write encodes and sends (or buffers) the records of one batch.
 func (s *Sink) write(ctx context.Context, b *Input) error {
 	s.now = time.Now()
+	cl, err := s.prepareClear(ctx, b) // before the batch's transaction (clear.go)
+	if err != nil {
+		return err
+	}
 	if s.txn != nil && len(b.Changes) > 0 {
 		if err := s.beginTxn(); err != nil {
 			return err
@@ -584,7 +596,14 @@ func (s *Sink) write(ctx context.Context, b *Input) error {
 		s.txn.partial = true
 	}
 	for i := range b.Changes {
-		if err := s.writeChange(ctx, &b.Changes[i], b.CommitTime); err != nil {
+		c := &b.Changes[i]
+		if clears(c) && c.Schema != nil {
+			if err := s.writeClear(ctx, cl, c, b.CommitTime); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.writeChange(ctx, c, b.CommitTime); err != nil {
 			return err
 		}
 	}
