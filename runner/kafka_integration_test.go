@@ -323,3 +323,44 @@ func TestAllTypesKafkaSameBytes(t *testing.T) {
 		}
 	})
 }
+
+// TestAllTypesKafkaChanges runs the all-types rows through a snapshot and then changes
+// them in the binlog (an update of row 1, whose images hold every type, a primary key
+// change, a delete), in both envelopes: the events, equal to the golden files, are an insert
+// per snapshot row, one update event with both images, a delete and an insert for the key
+// change, and a delete event (upsert/testdata/events.md gives the derivation of the values).
+func TestAllTypesKafkaChanges(t *testing.T) {
+	for _, format := range []string{"debezium-json", "canal-json"} {
+		t.Run(format, func(t *testing.T) {
+			name, db := testenv.Database(t)
+			ctx := context.Background()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			exec := func(stmts ...string) {
+				t.Helper()
+				for _, stmt := range stmts {
+					if _, err := conn.ExecContext(ctx, stmt); err != nil {
+						t.Fatalf("%s: %v", stmt, err)
+					}
+				}
+			}
+			exec(testenv.AllTypesTable, "SET SESSION time_zone = '+05:30'", testenv.AllTypesRow1, "INSERT INTO alltypes (id) VALUES (2)")
+			topic := name + "_events"
+			deleteTopicsAtEnd(t, topic)
+			def := kafkaDefinition(t, name, name, "  value.format: "+format+"\n  topic: "+topic, "")
+			state := t.TempDir()
+			applyUntilCaughtUp(t, def, state)
+			exec("UPDATE alltypes SET c_vc = 'changed', c_dec2 = 1.10, c_ts = '2025-06-30 23:59:59.5' WHERE id = 1",
+				"UPDATE alltypes SET id = 9 WHERE id = 2", "DELETE FROM alltypes WHERE id = 1")
+			applyUntilCaughtUp(t, def, state)
+			var lines []string
+			for _, r := range consumeCommittedPartitions(t, topic) {
+				lines = append(lines, strings.ReplaceAll(r.key+" "+r.value, name, "DB"))
+			}
+			goldenFile(t, filepath.Join("testdata", "alltypes-changes-"+format+".golden"), strings.Join(lines, "\n")+"\n")
+		})
+	}
+}
