@@ -20,18 +20,25 @@ build:
 demo: build
 	scripts/demo
 
-## test: start MariaDB and Kafka, vet, then unit and integration tests with the race detector.
+## test: start MariaDB 10.11 and 11.4 and Kafka, vet, then unit and integration tests with the
+## race detector (the source, snapshot, all-types and end-to-end tests once per server;
+## INGEST_TEST_SERVERS=mariadb-10.11 restricts them to one).
 test: services vet
 	$(SERVICE_ENV); $(GO) test -race -tags integration -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 ## chaos: the fault suite's long mode (chaos/): CHAOS_DURATION of faults (default 10m) under a
-## randomized workload, on a private MariaDB and Kafka that it starts and stops itself. A short
-## version runs inside make test.
+## randomized workload, on a private MariaDB and Kafka that it starts and stops itself, once
+## per source server of CHAOS_SERVERS (MariaDB 10.11, then 11.4). A short version runs inside
+## make test, on 10.11.
 CHAOS_DURATION ?= 10m
 CHAOS_TIMEOUT ?= 90m
+CHAOS_SERVERS ?= mariadb mariadb114
 .PHONY: chaos
 chaos:
-	INGEST_CHAOS_LONG=1 CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags integration -count=1 -v -timeout $(CHAOS_TIMEOUT) ./chaos/
+	@set -e; for s in $(CHAOS_SERVERS); do \
+	  echo "== chaos on $$s"; \
+	  INGEST_CHAOS_SERVER=$$s INGEST_CHAOS_LONG=1 CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags integration -count=1 -v -timeout $(CHAOS_TIMEOUT) ./chaos/; \
+	done
 
 ## unit: the tests that need no server (what plain `go test ./...` runs).
 unit:

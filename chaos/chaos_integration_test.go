@@ -232,11 +232,11 @@ func TestMariaDBRestart(t *testing.T) {
 	beginAll(ss)
 	svc := env(t)
 	ctx := context.Background()
-	keepUp(t, svc, "mariadb")
+	keepUp(t, svc, svc.MariaDB)
 	for i := range count(3, 1) {
 		sleepRandom(time.Second, 4*time.Second)
 		start := time.Now()
-		if err := svc.Restart(ctx, "mariadb"); err != nil {
+		if err := svc.Restart(ctx, svc.MariaDB); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("MariaDB restart %d took %v", i+1, time.Since(start).Round(time.Millisecond))
@@ -257,7 +257,7 @@ func TestMariaDBRestart(t *testing.T) {
 	finishAll(ss, false)
 }
 
-// keepUp makes sure that what (kafka, mariadb, "" for both) runs again when the test ends,
+// keepUp makes sure that what (kafka, svc.MariaDB, "" for both) runs again when the test ends,
 // however it ends, before its subjects clean up.
 func keepUp(t *testing.T, svc *Services, what string) {
 	t.Cleanup(func() {
@@ -486,7 +486,7 @@ func TestMixed(t *testing.T) {
 			sleepRandom(5*time.Second, 30*time.Second)
 			return svc.Up(ctx, "kafka")
 		}},
-		{"MariaDB restart", func() error { return svc.Restart(ctx, "mariadb") }},
+		{"MariaDB restart", func() error { return svc.Restart(ctx, svc.MariaDB) }},
 		{"replication connection killed", func() error { _, err := KillBinlogDumps(ctx, root); return err }},
 	}
 	deadline := time.Now().Add(budget(0.2, 0))

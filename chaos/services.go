@@ -22,6 +22,9 @@ type Services struct {
 	Env []string
 	// Private reports whether these services belong to the fault suite alone.
 	Private bool
+	// MariaDB is the scripts/services name of the source server: "mariadb" (10.11) or
+	// "mariadb114" (11.4).
+	MariaDB string
 
 	// The addresses and credentials, as `scripts/services env` prints them.
 	MySQLAddr     string
@@ -42,20 +45,29 @@ type PrivateConfig struct {
 	// SharedLibs, when set, is an existing directory of Kafka jars (the shared services'
 	// INGEST_TEST_KAFKA_LIBS) linked into Cache so that nothing is downloaded again.
 	SharedLibs string
+	// MariaDB is the source server to start: "mariadb" (10.11, the default) or "mariadb114".
+	MariaDB string
+	// SharedDist, when set, is the unpacked MariaDB 11.4 of the shared services
+	// (INGEST_MARIADB114_DIST), used instead of a download of its own.
+	SharedDist string
 }
 
 // NewPrivate returns private services (not started) with the settings of cfg, and reads their
 // addresses from scripts/services.
 func NewPrivate(ctx context.Context, repo string, cfg PrivateConfig) (*Services, error) {
-	s := &Services{Repo: repo, Private: true, Env: []string{
+	s := &Services{Repo: repo, Private: true, MariaDB: serverName(cfg.MariaDB), Env: []string{
 		"INGEST_CACHE=" + cfg.Cache,
 		"INGEST_TEST_MYSQL_PORT=" + strconv.Itoa(cfg.MySQLPort),
+		"INGEST_TEST_MYSQL114_PORT=" + strconv.Itoa(cfg.MySQLPort), // only one of them runs
 		"INGEST_TEST_KAFKA_PORT=" + strconv.Itoa(cfg.KafkaPort),
 		"INGEST_TEST_KAFKA_CONTROLLER_PORT=" + strconv.Itoa(cfg.ControllerPort),
 		// Small enough for two cores and a shared machine.
 		"INGEST_MARIADB_BUFFER_POOL=256M",
 		"INGEST_KAFKA_HEAP=512m",
 	}}
+	if cfg.SharedDist != "" {
+		s.Env = append(s.Env, "INGEST_MARIADB114_DIST="+cfg.SharedDist)
+	}
 	if err := s.readEnv(ctx); err != nil {
 		return nil, err
 	}
@@ -68,9 +80,9 @@ func NewPrivate(ctx context.Context, repo string, cfg PrivateConfig) (*Services,
 }
 
 // NewShared returns the services that scripts/services runs for every test (its default
-// cache and ports).
-func NewShared(ctx context.Context, repo string) (*Services, error) {
-	s := &Services{Repo: repo}
+// cache and ports), with mariadb ("mariadb", "mariadb114"; "" for "mariadb") as the source.
+func NewShared(ctx context.Context, repo, mariadb string) (*Services, error) {
+	s := &Services{Repo: repo, MariaDB: serverName(mariadb)}
 	if err := s.readEnv(ctx); err != nil {
 		return nil, err
 	}
@@ -109,6 +121,9 @@ func (s *Services) readEnv(ctx context.Context) error {
 		}
 	}
 	s.MySQLAddr = vars["INGEST_TEST_MYSQL_ADDR"]
+	if s.MariaDB == "mariadb114" {
+		s.MySQLAddr = vars["INGEST_TEST_MYSQL114_ADDR"]
+	}
 	s.KafkaAddr = vars["INGEST_TEST_KAFKA"]
 	s.KafkaLibs = vars["INGEST_TEST_KAFKA_LIBS"]
 	s.AdminUser, s.AdminPassword, _ = strings.Cut(vars["INGEST_TEST_MYSQL_ADMIN"], ":")
@@ -119,14 +134,34 @@ func (s *Services) readEnv(ctx context.Context) error {
 	return nil
 }
 
-// Up starts what (mariadb, kafka, or "" for both) unless it is running.
+// serverName is the scripts/services name of a source server, "mariadb" by default.
+func serverName(name string) string {
+	if name == "" {
+		return "mariadb"
+	}
+	return name
+}
+
+// Up starts what (s.MariaDB, kafka, or "" for both) unless it is running.
 func (s *Services) Up(ctx context.Context, what string) error {
+	if what == "" {
+		if err := s.Up(ctx, s.MariaDB); err != nil {
+			return err
+		}
+		what = "kafka"
+	}
 	_, err := s.script(ctx, "up", what)
 	return err
 }
 
-// Down stops what (mariadb, kafka, or "" for both), if this script started it.
+// Down stops what (s.MariaDB, kafka, or "" for both), if this script started it.
 func (s *Services) Down(ctx context.Context, what string) error {
+	if what == "" {
+		if err := s.Down(ctx, "kafka"); err != nil {
+			return err
+		}
+		what = s.MariaDB
+	}
 	_, err := s.script(ctx, "down", what)
 	return err
 }

@@ -35,6 +35,8 @@ import (
 //	                           them run only with INGEST_TEST_DISRUPTIVE=1
 //	INGEST_CHAOS_MYSQL_PORT, INGEST_CHAOS_KAFKA_PORT, INGEST_CHAOS_KAFKA_CONTROLLER_PORT
 //	                           the private services' ports (3399, 9399, 9398)
+//	INGEST_CHAOS_SERVER        the source server: "mariadb" (10.11, default) or "mariadb114"
+//	                           (11.4); make chaos runs the long mode once with each
 //	INGEST_CHAOS_RACE=1        build ingest with the race detector
 var suite struct {
 	once sync.Once
@@ -106,7 +108,7 @@ func setup() error {
 // setupServices starts the private services (or selects the shared ones).
 func setupServices(ctx context.Context) error {
 	if os.Getenv("INGEST_CHAOS_SERVICES") == "shared" {
-		svc, err := NewShared(ctx, suite.repo)
+		svc, err := NewShared(ctx, suite.repo, os.Getenv("INGEST_CHAOS_SERVER"))
 		suite.svc = svc
 		return err
 	}
@@ -121,12 +123,13 @@ func setupServices(ctx context.Context) error {
 	suite.lock = lock
 	cfg := PrivateConfig{Cache: cache, MySQLPort: envInt("INGEST_CHAOS_MYSQL_PORT", 3399),
 		KafkaPort: envInt("INGEST_CHAOS_KAFKA_PORT", 9399), ControllerPort: envInt("INGEST_CHAOS_KAFKA_CONTROLLER_PORT", 9398),
-		SharedLibs: sharedLibs()}
+		SharedLibs: sharedLibs(), MariaDB: os.Getenv("INGEST_CHAOS_SERVER"), SharedDist: sharedDist()}
 	svc, err := NewPrivate(ctx, suite.repo, cfg)
 	if err != nil {
 		return err
 	}
 	suite.svc = svc
+	fmt.Fprintf(os.Stderr, "chaos: private services with source server %s on %s\n", svc.MariaDB, svc.MySQLAddr)
 	if err := startReaper(svc, filepath.Join(cache, "lock")); err != nil {
 		return err
 	}
@@ -204,6 +207,18 @@ func sharedLibs() string {
 	matches, _ := filepath.Glob(filepath.Join(suite.repo, ".cache", "services", "kafka", "libs-*"))
 	if len(matches) > 0 {
 		return matches[len(matches)-1]
+	}
+	return ""
+}
+
+// sharedDist is the shared services' unpacked MariaDB 11.4, if there is one.
+func sharedDist() string {
+	if d := os.Getenv("INGEST_MARIADB114_DIST"); d != "" {
+		return d
+	}
+	matches, _ := filepath.Glob(filepath.Join(suite.repo, ".cache", "mariadb114-*", ".complete"))
+	if len(matches) > 0 {
+		return filepath.Dir(matches[len(matches)-1])
 	}
 	return ""
 }
