@@ -50,7 +50,8 @@ func (ft *fleetTest) newNetns(n int) *netns {
 		nsIf: fmt.Sprintf("svn%s%d", ft.suffix, n), hostIP: fmt.Sprintf("10.239.%d.1", octet), nsIP: fmt.Sprintf("10.239.%d.2", octet)}
 	t.Cleanup(func() {
 		for _, f := range ns.forwarders {
-			_ = f.Process.Signal(syscall.SIGKILL)
+			// The process group: socat's fork children serve the open connections.
+			_ = syscall.Kill(-f.Process.Pid, syscall.SIGKILL)
 			_ = f.Wait()
 		}
 		_ = exec.Command("ip", "link", "del", ns.hostIf).Run()
@@ -80,6 +81,7 @@ func (ns *netns) forward(t *testing.T, prefix []string, from, to string) {
 	t.Helper()
 	args := append(append([]string{}, prefix...), "socat", from, to)
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}

@@ -202,7 +202,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		polled <- nil
 	}
 	stopPoll()
-	<-polled
+	if err := <-polled; runErr == nil {
+		runErr = err
+	}
 	<-watched
 	w.drain(runErr == nil)
 	cl.Close() // leaves the group (its revoke finds nothing left to stop)
