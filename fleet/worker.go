@@ -95,7 +95,6 @@ type Worker struct {
 	// has most likely given this worker's pipelines to others; they are stopped until it
 	// answers again (and then run again unless the group took them away meanwhile).
 	suspended bool
-	resumeAt  time.Time // when a suspended worker may run its pipelines again
 }
 
 // owned is a pipeline this worker runs.
@@ -193,7 +192,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	pctx, stopPoll := context.WithCancel(ctx)
 	go func() { polled <- w.poll(pctx, cl) }()
 	watched := make(chan struct{})
-	go func() { defer close(watched); w.watch(pctx) }()
+	go func() { defer close(watched); w.watch(pctx, cl) }()
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -203,7 +202,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		polled <- nil
 	}
 	stopPoll()
-	<-polled
+	if err := <-polled; runErr == nil {
+		runErr = err
+	}
 	<-watched
 	w.drain(runErr == nil)
 	cl.Close() // leaves the group (its revoke finds nothing left to stop)
@@ -304,11 +305,19 @@ func (w *Worker) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 	for _, name := range names {
 		w.given[name] = true
 	}
-	suspended := w.suspended
-	w.mu.Unlock()
-	if suspended {
-		return // watch starts them once the coordinator answers again
+	if w.suspended {
+		// An assignment is the coordinator's word that this worker is a member of the
+		// current generation (kgo reported the lost pipelines before it rejoined): run all
+		// that the group gives it.
+		w.suspended = false
+		names = names[:0]
+		for name := range w.given {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		w.log.Info("the group coordinator answers again and has assigned pipelines to this worker", "pipelines", names)
 	}
+	w.mu.Unlock()
 	for _, name := range names {
 		w.start(name)
 	}
@@ -317,72 +326,88 @@ func (w *Worker) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 // watch stops the owned pipelines when the group coordinator has not been heard from for a
 // session timeout (a cut link, a paused process): the group has then most likely given them
 // to other workers, which fence this one's writes, and this worker must not go on reading
-// their binlogs and retrying their writes as a zombie. Once the coordinator answers again for
-// two heartbeat intervals, the pipelines the group still assigns to this worker run again
-// (kgo reports the lost ones first).
-func (w *Worker) watch(ctx context.Context) {
-	t := time.NewTicker(w.cfg.HeartbeatInterval / 2)
+// their binlogs and retrying their writes as a zombie. They run again when the group assigns
+// pipelines to this worker (it rejoined: see assigned), or when the coordinator answers again
+// and describes this worker as a member of a stable group still owning them (its session had
+// not expired after all).
+func (w *Worker) watch(ctx context.Context, cl *kgo.Client) {
+	t := time.NewTicker(w.cfg.HeartbeatInterval)
 	defer t.Stop()
+	probed := make(chan *GroupState, 1)
+	probing := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case g := <-probed:
+			probing = false
+			if g != nil {
+				w.contact.seen()
+				w.resumeIfMember(cl, g)
+			}
+			continue
 		case <-t.C:
+		}
+		if !probing {
+			probing = true
+			go func() {
+				pctx, cancel := context.WithTimeout(ctx, 2*w.cfg.HeartbeatInterval)
+				defer cancel()
+				g, err := Describe(pctx, cl, w.cfg.Group)
+				if err != nil {
+					g = nil
+				}
+				probed <- g
+			}()
 		}
 		silent := w.contact.silent(time.Now())
 		w.mu.Lock()
 		suspended, n := w.suspended, len(w.owned)
-		switch {
-		case !suspended && silent > w.cfg.SessionTimeout:
+		if !suspended && silent > w.cfg.SessionTimeout {
 			w.suspended = true
-		case suspended && silent < w.cfg.HeartbeatInterval:
-			w.suspended = !w.resumable()
-		case suspended:
-			w.resumeAt = time.Time{}
-		}
-		changed := suspended != w.suspended
-		var resume []string
-		if changed && !w.suspended {
-			for name := range w.given {
-				resume = append(resume, name)
-			}
 		}
 		w.mu.Unlock()
 		switch {
-		case changed && w.isSuspended():
+		case !suspended && silent > w.cfg.SessionTimeout:
 			w.m.suspensions.Inc()
 			w.log.Warn("no answer from the group coordinator for longer than the session timeout: the group has most likely "+
 				"given this worker's pipelines to others; stopping them until it answers again", "silent", silent.Round(time.Millisecond),
 				"session_timeout", w.cfg.SessionTimeout, "pipelines", n)
 			w.stopAll()
-		case changed:
-			sort.Strings(resume)
-			w.log.Info("the group coordinator answers again; running the pipelines the group still assigns to this worker", "pipelines", resume)
-			for _, name := range resume {
-				w.start(name)
-			}
 		}
 	}
 }
 
-// resumable reports whether the coordinator has answered for long enough that a lost
-// assignment would have been reported (w.mu held).
-func (w *Worker) resumable() bool {
-	if w.resumeAt.IsZero() {
-		w.resumeAt = time.Now().Add(2 * w.cfg.HeartbeatInterval)
-		return false
+// resumeIfMember runs, on a suspended worker that the coordinator still describes as a
+// member of the stable group g, what the group still assigns to it.
+func (w *Worker) resumeIfMember(cl *kgo.Client, g *GroupState) {
+	if g.State != "Stable" || !w.isSuspended() {
+		return
 	}
-	if time.Now().Before(w.resumeAt) {
-		return false
+	me, _ := cl.GroupMetadata()
+	for _, m := range g.Members {
+		if m.Member != me {
+			continue
+		}
+		w.mu.Lock()
+		if !w.suspended {
+			w.mu.Unlock()
+			return
+		}
+		w.suspended = false
+		var names []string
+		for _, name := range m.Pipelines {
+			if w.given[name] {
+				names = append(names, name)
+			}
+		}
+		w.mu.Unlock()
+		w.log.Info("the group coordinator answers again and still counts this worker a member; running its pipelines", "pipelines", names)
+		for _, name := range names {
+			w.start(name)
+		}
+		return
 	}
-	w.resumeAt = time.Time{}
-	return true
-}
-
-func (w *Worker) isSuspended() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.suspended
 }
 
 // revoked stops the pipelines of the partitions revoked (a cooperative rebalance moves
@@ -573,4 +598,10 @@ func (w *Worker) Status() Status {
 	w.mu.Unlock()
 	sort.Slice(st.Owned, func(i, j int) bool { return st.Owned[i].Name < st.Owned[j].Name })
 	return st
+}
+
+func (w *Worker) isSuspended() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.suspended
 }
