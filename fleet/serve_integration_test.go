@@ -202,7 +202,7 @@ func newFleetTest(t *testing.T, n int) *fleetTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := chaos.NewShared(ctx, repo)
+	svc, err := chaos.NewShared(ctx, repo, "")
 	if err != nil {
 		t.Skipf("services: %v", err)
 	}
