@@ -14,7 +14,7 @@ import (
 
 // The peers part (-only peers, make bench-peers): ingest against Debezium's MariaDB
 // connector in Kafka Connect standalone, on the same table and the same binlog, in rounds
-// that alternate the clients; see bench/README.md and bench/results/peers.md.
+// that alternate the clients; see bench/README.md (section Peers).
 
 // kindPeer is the kind of a peer's measurement.
 const kindPeer = "peer"
