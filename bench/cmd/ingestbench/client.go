@@ -242,12 +242,21 @@ func (k *kafka) watch(ctx context.Context, topic string, since time.Time, want i
 	since = since.Truncate(time.Millisecond)
 	deadline := time.Now().Add(timeout)
 	var a arrival
+	var exitedAt time.Time
 	for a.Records < want {
 		if time.Now().After(deadline) {
 			return a, fmt.Errorf("%d of %d records in %s after %v (log: %s)", a.Records, want, topic, timeout, p.logPath)
 		}
-		if done, err := p.exited(); done {
-			return a, fmt.Errorf("%s exited (%v) with %d of %d records in %s\n%s", p.cmd.Path, err, a.Records, want, topic, tail(p.logPath, 15))
+		// A client that exited on its own with status 0 (ingest --until-caught-up) may have
+		// written records not read yet: they are read for up to 30 s more.
+		if done, err := p.exited(); done && (err != nil || exitedAt.IsZero()) {
+			if err != nil {
+				return a, fmt.Errorf("%s exited (%v) with %d of %d records in %s\n%s", p.cmd.Path, err, a.Records, want, topic, tail(p.logPath, 15))
+			}
+			exitedAt = time.Now()
+		}
+		if !exitedAt.IsZero() && time.Since(exitedAt) > 30*time.Second {
+			return a, fmt.Errorf("%s exited with %d of %d records in %s\n%s", p.cmd.Path, a.Records, want, topic, tail(p.logPath, 15))
 		}
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		fs := cl.PollFetches(pctx)

@@ -14,7 +14,7 @@ import (
 
 // The peers part (-only peers, make bench-peers): ingest against Debezium's MariaDB
 // connector in Kafka Connect standalone, on the same table and the same binlog, in rounds
-// that alternate the clients; see bench/README.md (results in bench/results).
+// that alternate the clients; see bench/README.md (section Peers).
 
 // kindPeer is the kind of a peer's measurement.
 const kindPeer = "peer"
@@ -273,6 +273,15 @@ func (s *suite) peers(ctx context.Context) error {
 	rows := max(txn, n/txn*txn)
 	catchupSuite := fmt.Sprintf("%s txn=%d", peerCatchup, txn)
 	var snap, catchup peerRuns
+	defer func() { // the runs so far, also when one failed
+		for _, pr := range []peerRuns{snap, catchup} {
+			for _, c := range clients { // ingest first
+				if f, ok := pr.runs[c.run]; ok {
+					s.res.add(f.result())
+				}
+			}
+		}
+	}()
 	for round := range s.cfg.Repeat {
 		for i := range clients {
 			cl := clients[(i+round)%len(clients)]
@@ -289,13 +298,6 @@ func (s *suite) peers(ctx context.Context) error {
 				return fmt.Errorf("catch-up, %s: %w", cl.run, err)
 			}
 			catchup.add(m)
-		}
-	}
-	for _, pr := range []peerRuns{snap, catchup} {
-		for _, c := range clients { // ingest first
-			if f, ok := pr.runs[c.run]; ok {
-				s.res.add(f.result())
-			}
 		}
 	}
 	return nil
