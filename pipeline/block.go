@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ingestkit/ingest/internal/suggest"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -214,7 +215,7 @@ func suggestOption(key string, opts []option, pt *passThrough) string {
 		}
 		candidates = append(candidates, producerNames()...)
 	}
-	return didYouMean(key, candidates)
+	return suggest.DidYouMean(key, candidates)
 }
 
 // applyOption parses one option's value into its field.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ingestkit/ingest/internal/jdbctls"
+	"github.com/ingestkit/ingest/internal/suggest"
 )
 
 // This file checks the source's jdbc.properties.*: only the MySQL Connector/J properties that
@@ -15,7 +16,7 @@ import (
 func checkJDBCKey(key string) error {
 	err := jdbctls.CheckKey(key)
 	if err != nil && jdbctls.IsUnknown(err) {
-		return fmt.Errorf("%w%s", err, didYouMean(key, jdbctls.Names()))
+		return fmt.Errorf("%w%s", err, suggest.DidYouMean(key, jdbctls.Names()))
 	}
 	return err
 }

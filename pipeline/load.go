@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ingestkit/ingest/internal/suggest"
 	"github.com/ingestkit/ingest/secrets"
 )
 
@@ -206,7 +207,7 @@ func (l *loader) topLevel(root *yaml.Node) map[string]pair {
 		switch {
 		case !slices.Contains(topLevelKeys, e.key):
 			l.errorAt(e.keyNode, "", "unknown block %q%s; a pipeline file has the blocks source, sink, route, transform and pipeline",
-				e.key, didYouMean(e.key, topLevelKeys))
+				e.key, suggest.DidYouMean(e.key, topLevelKeys))
 		default:
 			blocks[e.key] = pair{e.keyNode, e.valNode}
 			l.def.Pos[e.key] = pos(e.keyNode)

@@ -12,6 +12,7 @@ import (
 
 	_ "time/tzdata" // the zone checks must not depend on the machine
 
+	"github.com/ingestkit/ingest/internal/suggest"
 	"github.com/ingestkit/ingest/secrets"
 )
 
@@ -328,7 +329,7 @@ func TestSuggest(t *testing.T) {
 		"completely.different":    "",
 	}
 	for in, want := range cases {
-		if got := suggest(in, opts); got != want {
+		if got := suggest.Closest(in, opts); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ingestkit/ingest/internal/jdbctls"
+	"github.com/ingestkit/ingest/internal/suggest"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/upsert"
 )
@@ -33,7 +34,7 @@ func checkProducerKey(key string) error {
 	if pe.Kind == upsert.PropertyUnsupported {
 		return fmt.Errorf("option %q %s", "properties."+key, pe.Reason)
 	}
-	return fmt.Errorf("unknown Kafka producer option %q%s", "properties."+key, didYouMean("properties."+key, producerNames()))
+	return fmt.Errorf("unknown Kafka producer option %q%s", "properties."+key, suggest.DidYouMean("properties."+key, producerNames()))
 }
 
 // producerNames returns the supported properties.* options with their prefix.

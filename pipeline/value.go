@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ingestkit/ingest/internal/suggest"
 	"github.com/ingestkit/ingest/route"
 	"github.com/ingestkit/ingest/secrets"
 )
@@ -156,7 +157,7 @@ func (v enumValue[T]) set(s string) error {
 		}
 		names[i] = e.String()
 	}
-	return &valueError{msg: "must be " + oneOf(names), hint: didYouMean(s, names)}
+	return &valueError{msg: "must be " + oneOf(names), hint: suggest.DidYouMean(s, names)}
 }
 
 func (v enumValue[T]) get() string { return (*v.p).String() }
