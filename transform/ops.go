@@ -198,7 +198,6 @@ func (c *compiler) arith(op string, a, b *node, off int) (*node, error) {
 	if a.typ == TAny || b.typ == TAny {
 		typ = TAny
 	} else if a.typ == TNull || b.typ == TNull {
-		typ = max(min(a.typ, b.typ), TNull)
 		if a.typ == TNull && b.typ == TNull {
 			typ = TNull
 		} else if a.typ == TNull {

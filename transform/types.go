@@ -1,10 +1,6 @@
 package transform
 
-import (
-	"strings"
-
-	"github.com/ingestkit/ingest/change"
-)
+import "strings"
 
 // Type is the static type of an expression, as far as the compiler knows it.
 type Type uint8
@@ -108,37 +104,6 @@ func columnType(sqlType string) Type {
 		return TTime
 	case "boolean", "bool":
 		return TBool
-	}
-	return TAny
-}
-
-// kindType is the static type of a value kind.
-func kindType(k change.Kind) Type {
-	switch k {
-	case change.Null:
-		return TNull
-	case change.Bool:
-		return TBool
-	case change.Int, change.Uint:
-		return TInt
-	case change.Decimal:
-		return TDecimal
-	case change.Float32, change.Float64:
-		return TFloat
-	case change.String:
-		return TString
-	case change.Bytes:
-		return TBytes
-	case change.JSON:
-		return TJSON
-	case change.Date:
-		return TDate
-	case change.DateTime:
-		return TDateTime
-	case change.Timestamp:
-		return TTimestamp
-	case change.Time:
-		return TTime
 	}
 	return TAny
 }
