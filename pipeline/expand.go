@@ -15,6 +15,7 @@ import (
 // ok is false when the value cannot be used; the problems are reported.
 func (l *loader) scalar(path string, n *yaml.Node) (v string, secret, ok bool) {
 	l.def.Pos[path] = pos(n)
+	l.nodes[path] = n
 	if n.Kind != yaml.ScalarNode {
 		l.errorAt(n, path, "must be a single value, not a %s; write a list as a comma-separated string", kindName(n))
 		l.bad[path] = true

@@ -84,10 +84,12 @@ type loader struct {
 	def   *Definition
 	errs  Errors
 	bad   map[string]bool // paths whose value could not be used
+	// nodes are the value nodes of the options by path, for positions inside a value.
+	nodes map[string]*yaml.Node
 }
 
 func newLoader(name string, data []byte, opts LoadOptions) *loader {
-	l := &loader{ctx: opts.Context, res: opts.Resolver, data: data, bad: make(map[string]bool)}
+	l := &loader{ctx: opts.Context, res: opts.Resolver, data: data, bad: make(map[string]bool), nodes: make(map[string]*yaml.Node)}
 	if l.ctx == nil {
 		l.ctx = context.Background()
 	}

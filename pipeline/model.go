@@ -442,11 +442,27 @@ type Route struct {
 // Transform is one item of the transform block.
 type Transform struct {
 	SourceTable string // source-table
+	// Projection is projection, the expression text as the file gives it ("" when not
+	// set); package transform parses it. validate has checked its syntax.
+	Projection string
+	// Filter is filter, the expression text ("" when not set).
+	Filter string
 	// PrimaryKeys is primary-keys split into column names
 	// (route.SplitKeys); nil when not set.
 	PrimaryKeys []string
+	// Converter is converter-after-transform: "" or ConverterSoftDelete.
+	Converter   Converter
 	Description string // description
 }
+
+// Converter is the transform option converter-after-transform.
+type Converter string
+
+// ConverterSoftDelete turns a delete into an upsert of the deleted row (docs/pipeline.md).
+const ConverterSoftDelete Converter = "SOFT_DELETE"
+
+// String returns the option value.
+func (c Converter) String() string { return string(c) }
 
 // Settings is the pipeline block.
 type Settings struct {

@@ -192,7 +192,10 @@ func routeOptions(r *Route) []option {
 func transformOptions(t *Transform) []option {
 	return []option{
 		{key: "source-table", val: stringValue{&t.SourceTable}, required: true},
+		{key: "projection", val: stringValue{&t.Projection}},
+		{key: "filter", val: stringValue{&t.Filter}},
 		{key: "primary-keys", val: keysValue{&t.PrimaryKeys}},
+		{key: "converter-after-transform", val: enum(&t.Converter, ConverterSoftDelete)},
 		{key: "description", val: stringValue{&t.Description}, asIs: label},
 	}
 }
@@ -202,7 +205,7 @@ func settingsOptions(p *Settings) []option {
 	return []option{
 		{key: "name", val: stringValue{&p.Name}},
 		{key: "parallelism", val: intValue{&p.Parallelism, 1, 1024}, def: "1"},
-		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}, asIs: localTimeZoneAsIs},
+		{key: "local-time-zone", val: timeZoneValue{&p.LocalTimeZone}},
 		{key: "schema.change.behavior", val: enum(&p.SchemaChangeBehavior,
 			SchemaEvolve, SchemaTryEvolve, SchemaLenient, SchemaIgnore, SchemaException), def: "EVOLVE"},
 		{key: "route-mode", val: enum(&p.RouteMode, route.AllMatch, route.FirstMatch), def: "ALL_MATCH"},
@@ -286,18 +289,15 @@ var sinkRefused = []refusal{
 }
 
 var transformRefused = []refusal{
-	{"projection", "is not supported yet: ingest writes whole rows; remove it"},
-	{"filter", "is not supported yet: ingest writes every row; remove it"},
 	{"partition-keys", "has no meaning for a Kafka sink; remove it"},
 	{"table-options", "has no meaning for a Kafka sink; remove it"},
 	{"table-options.delimiter", "has no meaning for a Kafka sink; remove it"},
-	{"converter-after-transform", "is not supported yet; remove it"},
 }
 
 var settingsRefused = []refusal{
 	{"execution.runtime-mode", "is not supported: use scan.startup.mode: snapshot or --until-caught-up for a bounded run"},
-	{"user-defined-function", "is not supported: ingest has no transform expressions"},
-	{"model", "is not supported: ingest has no transform expressions"},
+	{"user-defined-function", "is not supported: transform expressions use the built-in functions only (docs/pipeline.md)"},
+	{"model", "is not supported: transform expressions use the built-in functions only (docs/pipeline.md)"},
 	{"operator.uid.prefix", flinkOnly},
 	{"schema.operator.uid", flinkOnly},
 	{"schema-operator.rpc-timeout", flinkOnly},
@@ -320,9 +320,6 @@ const (
 	typeChecked = "the loader checks it: ingest has one source type and two sink types, and the sink type chooses its options"
 	noMaps      = "it applies to MAP columns only, which MySQL and MariaDB do not have"
 	label       = "a label for people; ingest shows it in plan only"
-
-	localTimeZoneAsIs = "ingest has no transform expressions, and TIMESTAMP values are written as UTC instants " +
-		"(docs/output.md), as Flink CDC 3.3+ writes them whatever this zone"
 )
 
 // keys returns the option names of opts, for suggestions.

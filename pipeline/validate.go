@@ -7,7 +7,10 @@ import (
 	"strings"
 	"unicode"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/ingestkit/ingest/route"
+	"github.com/ingestkit/ingest/transform"
 )
 
 // rules are the checks that involve more than one option. Each reports
@@ -403,12 +406,112 @@ func checkRoutes(l *loader) {
 func checkTransforms(l *loader) {
 	for i, t := range l.def.Transforms {
 		p := "transform[" + strconv.Itoa(i) + "]"
-		if !l.usable(p+".source-table", p+".primary-keys") {
-			continue
+		if l.usable(p+".source-table", p+".primary-keys") {
+			_, err := route.NewKeyOverrides([]route.Transform{{SourceTable: t.SourceTable, PrimaryKeys: t.PrimaryKeys}})
+			l.routeError(err, i)
 		}
-		_, err := route.NewKeyOverrides([]route.Transform{{SourceTable: t.SourceTable, PrimaryKeys: t.PrimaryKeys}})
-		l.routeError(err, i)
+		l.checkExpressions(p, t)
 	}
+}
+
+// checkExpressions parses a transform's projection and filter and checks what needs no
+// table shape (transform.Check); an error points at its place in the file.
+func (l *loader) checkExpressions(p string, t Transform) {
+	var proj *transform.Projection
+	var filter *transform.Filter
+	var err error
+	if l.isSet(p+".projection") && l.usable(p+".projection") {
+		if proj, err = transform.ParseProjection(t.Projection); err != nil {
+			l.exprError(p+".projection", err)
+		}
+	}
+	if l.isSet(p+".filter") && l.usable(p+".filter") {
+		if filter, err = transform.ParseFilter(t.Filter); err != nil {
+			l.exprError(p+".filter", err)
+		}
+	}
+	if proj == nil && filter == nil {
+		return
+	}
+	if err := transform.Check(proj, filter); err != nil {
+		path := p + ".projection"
+		var e *transform.Error
+		if errors.As(err, &e) && e.Filter {
+			path = p + ".filter"
+		}
+		l.exprError(path, err)
+	}
+}
+
+// exprError reports an expression error at its place in the file: the position of the
+// offending character when the value is written so that it can be told (one line, or a
+// literal block), else the value's position with the place inside the expression.
+func (l *loader) exprError(path string, err error) {
+	l.bad[path] = true
+	var e *transform.Error
+	if !errors.As(err, &e) {
+		l.at(path, "%v", err)
+		return
+	}
+	if l.def.IsSecret(path) {
+		l.at(path, "invalid expression (hidden, it comes from a secret)")
+		return
+	}
+	if p, ok := l.valuePos(path, e.Offset); ok {
+		l.errorf(p, path, "%s", e.Msg)
+		return
+	}
+	l.errorf(l.def.position(path), path, "at %d:%d of the expression: %s", e.Line, e.Col, e.Msg)
+}
+
+// valuePos returns the file position of the byte at offset in the value of the option at
+// path, when the value is written as it is: on one line (plain, or quoted without escapes
+// before the offset) or in a literal block (|).
+func (l *loader) valuePos(path string, offset int) (Position, bool) {
+	n := l.nodes[path]
+	if n == nil || offset > len(n.Value) {
+		return Position{}, false
+	}
+	v := n.Value
+	k := strings.Count(v[:offset], "\n")
+	lineStart := strings.LastIndexByte(v[:offset], '\n') + 1
+	prefix := []rune(v[lineStart:offset])
+	lineEnd := strings.IndexByte(v[lineStart:], '\n')
+	if lineEnd < 0 {
+		lineEnd = len(v)
+	} else {
+		lineEnd += lineStart
+	}
+	var fileLine, start int
+	switch {
+	case n.Style&yaml.LiteralStyle != 0:
+		// The block's indentation is its first line's.
+		fileLine = n.Line + 1 + k
+		if n.Line >= len(l.lines) {
+			return Position{}, false
+		}
+		first := l.lines[n.Line]
+		start = len(first) - len(strings.TrimLeft(first, " "))
+	case k == 0 && n.Style&yaml.FoldedStyle == 0:
+		fileLine, start = n.Line, n.Column-1
+		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+			start++
+		}
+	default:
+		return Position{}, false
+	}
+	if fileLine < 1 || fileLine > len(l.lines) {
+		return Position{}, false
+	}
+	text := []rune(l.lines[fileLine-1])
+	whole := []rune(v[lineStart:lineEnd])
+	col := start + len(prefix)
+	// The value's line must be there as it is, up to the offending character and one more.
+	upto := min(len(prefix)+1, len(whole))
+	if start < 0 || start+upto > len(text) || string(text[start:start+upto]) != string(whole[:upto]) {
+		return Position{}, false
+	}
+	return Position{Line: fileLine, Col: col + 1}, true
 }
 
 // routeError reports an error of the route package at the field it names;

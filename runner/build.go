@@ -16,6 +16,7 @@ import (
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/route"
 	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/transform"
 	"github.com/ingestkit/ingest/upsert"
 )
 
@@ -60,6 +61,34 @@ func newRouting(def *pipeline.Definition) (*routing, error) {
 		rt.kafka = &def.Sink
 	}
 	return rt, nil
+}
+
+// newTransforms parses the transform block's projections and filters (validate has
+// checked their syntax) with pipeline.local-time-zone.
+func newTransforms(def *pipeline.Definition) (*transform.Rules, error) {
+	loc := time.Local
+	if z := def.Pipeline.LocalTimeZone; z != "" {
+		var err error
+		if loc, err = pipeline.ParseTimeZone(z); err != nil {
+			return nil, def.ErrorAt("pipeline.local-time-zone", "%v", err)
+		}
+	}
+	rules := make([]transform.Rule, len(def.Transforms))
+	for i, t := range def.Transforms {
+		rules[i] = transform.Rule{SourceTable: t.SourceTable, SoftDelete: t.Converter == pipeline.ConverterSoftDelete}
+		var err error
+		if t.Projection != "" {
+			if rules[i].Projection, err = transform.ParseProjection(t.Projection); err != nil {
+				return nil, def.ErrorAt(fmt.Sprintf("transform[%d].projection", i), "%v", err)
+			}
+		}
+		if t.Filter != "" {
+			if rules[i].Filter, err = transform.ParseFilter(t.Filter); err != nil {
+				return nil, def.ErrorAt(fmt.Sprintf("transform[%d].filter", i), "%v", err)
+			}
+		}
+	}
+	return transform.NewRules(rules, loc)
 }
 
 // topics returns the topics of a table.

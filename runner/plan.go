@@ -24,6 +24,7 @@ import (
 	"github.com/ingestkit/ingest/route"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/state"
+	"github.com/ingestkit/ingest/transform"
 	"github.com/ingestkit/ingest/upsert"
 )
 
@@ -53,6 +54,19 @@ type PlannedTable struct {
 	Capture string `json:"capture,omitempty"`
 
 	columns []consumer.Column // as described, for the consumer DDL (ConsumerTopics)
+	// Transform is what the transform rule that decides for the table writes, when the
+	// rule has a projection, a filter or a converter.
+	Transform *PlannedTransform `json:"transform,omitempty"`
+}
+
+// PlannedTransform is the transformed shape of a table.
+type PlannedTransform struct {
+	// Rule is the index of the transform item that decides (the first that matches).
+	Rule int `json:"rule"`
+	// Columns are the written columns as "name TYPE".
+	Columns []string `json:"columns"`
+	Key     []string `json:"key"`
+	Filter  string   `json:"filter,omitempty"`
 }
 
 // Plan connects to the source and the cluster and reports what apply would do.
@@ -75,7 +89,11 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 	for _, p := range sourceChecks(ctx, src, from, server) {
 		rep.addPreflight(p)
 	}
-	if err := rep.addTables(ctx, src, rt, snapshotCheck(def, src)); err != nil && !rep.unreachable {
+	transforms, err := newTransforms(def)
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.addTables(ctx, src, rt, transforms, snapshotCheck(def, src)); err != nil && !rep.unreachable {
 		rep.Problems = append(rep.Problems, "error: tables: "+err.Error())
 	}
 	rep.addCollisions(rt)
@@ -132,7 +150,7 @@ func snapshotCheck(def *pipeline.Definition, src cdc.Config) *snapshot.Config {
 	return &snapshot.Config{Addr: src.Addr, TinyInt1AsNumber: src.TinyInt1AsNumber, Keys: src.Keys, ChunkKey: chunkKeys(&s)}
 }
 
-func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, snap *snapshot.Config) error {
+func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, transforms *transform.Rules, snap *snapshot.Config) error {
 	db, err := cdc.Open(src)
 	if err != nil {
 		return err
@@ -161,6 +179,11 @@ func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, s
 			if _, ok := src.Keys(ti.ID.DB, ti.ID.Table); ok {
 				pt.KeyFrom = "transform"
 			}
+			if err := pt.addTransform(transforms, t.Schema); err != nil {
+				pt.Problem = err.Error()
+				rep.Problems = append(rep.Problems, "error: "+ti.ID.String()+": "+pt.Problem)
+				break
+			}
 			if snap == nil {
 				break
 			}
@@ -174,6 +197,20 @@ func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, s
 	if len(tables) == 0 {
 		rep.Warnings = append(rep.Warnings, "no table matches source.tables; nothing would be written")
 	}
+	return nil
+}
+
+// addTransform compiles the table's transform rule against its live shape.
+func (pt *PlannedTable) addTransform(transforms *transform.Rules, s *change.Schema) error {
+	p, err := transforms.Program(s)
+	if err != nil || p == nil {
+		return err
+	}
+	t := &PlannedTransform{Rule: transforms.Match(s.Table), Key: keyNames(p.Schema()), Filter: p.FilterText()}
+	for _, c := range p.Columns() {
+		t.Columns = append(t.Columns, c.Name+" "+c.Type.String())
+	}
+	pt.Transform = t
 	return nil
 }
 
@@ -331,6 +368,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	for _, t := range rep.Tables {
+		if tr := t.Transform; tr != nil {
+			fmt.Fprintf(&b, "  %s: transform[%d] writes (%s), key (%s)", t.Table, tr.Rule, strings.Join(tr.Columns, ", "), strings.Join(tr.Key, ", "))
+			if tr.Filter != "" {
+				fmt.Fprintf(&b, ", rows where %s", tr.Filter)
+			}
+			b.WriteString("\n")
+		}
 		if t.Problem != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", t.Table, t.Problem)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/ingestkit/ingest/schemachange"
 	"github.com/ingestkit/ingest/secrets"
 	"github.com/ingestkit/ingest/state"
+	"github.com/ingestkit/ingest/transform"
 	"github.com/ingestkit/ingest/upsert"
 )
 
@@ -246,6 +247,7 @@ type run struct {
 	handoff       *upsert.State        // the state stored while the hand-off filters; owned by forward
 	handoffTables []byte               // the encoded captured set that handoff holds; owned by forward
 	shapes        *schemachange.Mapper // schema.change.behavior; owned by forward
+	transforms    *transform.Rules     // the transform block's projections and filters; owned by forward
 	warned        map[string]bool      // the source checks whose warning was logged (preflight)
 	lag           lagClock             // the lag metric's clock (lag.go)
 	writes        *written             // the written-records observer, for the summary
@@ -340,6 +342,9 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if r.shapes, err = newShapes(r.def, stored); err != nil {
 		return fmt.Errorf("state %s: %w", r.store.Dir(), err)
+	}
+	if r.transforms, err = newTransforms(r.def); err != nil {
+		return err
 	}
 	if err := r.preflight(ctx, ph.from); err != nil {
 		return err
@@ -475,7 +480,7 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		return true
 	}
 	for b := range pipe.snapshot {
-		b, err := r.shapes.Apply(b)
+		b, err := r.apply(b)
 		if err != nil {
 			return err
 		}
@@ -493,7 +498,7 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 	var held []change.Batch // a stream transaction's batches, held while the hand-off filters
 	for b := range pipe.stream {
 		if handoff == nil {
-			b, err := r.shapes.Apply(b)
+			b, err := r.apply(b)
 			if err != nil {
 				return err
 			}
@@ -532,6 +537,16 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 		}
 	}
 	return nil
+}
+
+// apply maps a batch onto the written table shapes (schema.change.behavior), then through
+// the transform block, as the sink is to receive it: snapshot and stream batches alike.
+func (r *run) apply(b change.Batch) (change.Batch, error) {
+	b, err := r.shapes.Apply(b)
+	if err != nil {
+		return b, err
+	}
+	return r.transforms.Apply(b)
 }
 
 // sendWaiting hands in to the sink, which is behind (Kafka is slow, or down), or gives up
@@ -604,7 +619,7 @@ func (r *run) filterHeld(ctx context.Context, h *snapshot.Handoff, held []change
 	for i, b := range held {
 		kept, err := h.Filter(ctx, b, pos)
 		if err == nil {
-			kept, err = r.shapes.Apply(kept)
+			kept, err = r.apply(kept)
 		}
 		if err != nil {
 			return nil, false, err

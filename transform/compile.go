@@ -96,6 +96,8 @@ type compiler struct {
 	// outputs are the projection's items by name, which a filter may reference.
 	outputs map[string]*node
 	usesNow bool
+	// open, when set, makes every name a column of unknown type ([Check]).
+	open bool
 }
 
 func (c *compiler) errAt(off int, format string, args ...any) error {
@@ -179,6 +181,9 @@ func (c *compiler) ident(x *Ident) (*node, error) {
 		return &node{typ: TString, off: x.Off, eval: func(e *env) change.Value { return change.StringValue(e.table) }}, nil
 	case MetaEventType:
 		return &node{typ: TString, off: x.Off, eval: func(e *env) change.Value { return change.StringValue(e.op) }}, nil
+	}
+	if c.open {
+		return &node{typ: TAny, off: x.Off, eval: func(*env) change.Value { return change.Value{} }}, nil
 	}
 	names := make([]string, 0, len(c.cols)+len(c.outputs)+len(metaColumns))
 	for _, col := range c.cols {

@@ -18,9 +18,11 @@ type Program struct {
 	cols     []*node
 	identity bool
 	filter   *node
-	usesNow  bool
-	soft     bool
-	env      env
+	// filterText is the filter's text, for plan.
+	filterText string
+	usesNow    bool
+	soft       bool
+	env        env
 }
 
 // Options are the settings a compilation needs besides the expressions.
@@ -132,16 +134,53 @@ func Compile(proj *Projection, filter *Filter, s *change.Schema, opts Options) (
 			e.Filter = true
 			return nil, e
 		}
-		p.filter = n
+		p.filter, p.filterText = n, filter.Text
 		p.usesNow = p.usesNow || c.usesNow
 	}
 	return p, nil
+}
+
+// Check checks what can be checked of proj and filter (either may be nil) without the
+// table's shape: the functions and their argument counts, the constant arguments
+// (regular expressions, formats), the names of computed columns. Columns are checked by
+// [Compile].
+func Check(proj *Projection, filter *Filter) error {
+	if proj != nil {
+		c := &compiler{text: proj.Text, open: true}
+		for _, it := range proj.Items {
+			if it.Star {
+				continue
+			}
+			if slices.Contains(metaColumns, it.Name) && it.Aliased {
+				return errAt(proj.Text, it.Off, "column name %s is reserved for the metadata column; choose another alias", it.Name)
+			}
+			if _, isIdent := it.Expr.(*Ident); !isIdent && !it.Aliased {
+				return errAt(proj.Text, it.Off, "computed column %s needs a name: write %s AS name", it.Name, it.Name)
+			}
+			if _, err := c.compile(it.Expr); err != nil {
+				return err
+			}
+		}
+	}
+	if filter != nil {
+		c := &compiler{text: filter.Text, open: true}
+		if _, err := c.compile(filter.Expr); err != nil {
+			if e, ok := err.(*Error); ok {
+				e.Filter = true
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 func columnEval(i int) evalFn { return func(e *env) change.Value { return e.row[i] } }
 
 // Schema returns the output shape: the topic's columns and key.
 func (p *Program) Schema() *change.Schema { return p.out }
+
+// FilterText is the filter as the file gives it, "" without one.
+func (p *Program) FilterText() string { return p.filterText }
 
 // Columns describes the output columns, for plan.
 func (p *Program) Columns() []Column {
