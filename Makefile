@@ -23,8 +23,16 @@ demo: build
 ## test: start MariaDB 10.11 and 11.4 and Kafka, vet, then unit and integration tests with the
 ## race detector (the source, snapshot, all-types and end-to-end tests once per server;
 ## INGEST_TEST_SERVERS=mariadb-10.11 restricts them to one).
+## The output is gotestsum's (pinned in tools/go.mod): one line per package, every failure in
+## full; then internal/matrixreport names each source server's runs per package from the
+## recorded events and fails when a server failed or had no passing run.
+TEST_JSON ?= .cache/test-events.json
 test: services vet
-	$(SERVICE_ENV); $(GO) test -race -tags integration -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	@mkdir -p $(dir $(TEST_JSON))
+	@$(SERVICE_ENV); rc=0; \
+	  $(TOOLS) gotestsum --format pkgname --jsonfile $(TEST_JSON) -- -race -tags integration -count=1 -timeout $(TEST_TIMEOUT) $(PKGS) || rc=$$?; \
+	  $(GO) run ./internal/matrixreport < $(TEST_JSON) || { [ $$rc -ne 0 ] || rc=1; }; \
+	  exit $$rc
 
 ## chaos: the fault suite's long mode (chaos/): CHAOS_DURATION of faults (default 10m) under a
 ## randomized workload, on a private MariaDB and Kafka that it starts and stops itself, once
@@ -53,7 +61,8 @@ vet:
 ## lint: staticcheck (checks in staticcheck.conf), errcheck (exceptions in .errcheck-excludes,
 ## test files not checked) and ineffassign, with and without the integration tag. The versions are
 ## pinned in tools/go.mod; the first run on a machine builds them (a few minutes).
-LINT = $(GO) tool -modfile=tools/go.mod
+TOOLS = $(GO) tool -modfile=tools/go.mod
+LINT = $(TOOLS)
 lint:
 	$(LINT) staticcheck $(PKGS)
 	$(LINT) staticcheck -tags integration $(PKGS)
