@@ -5,9 +5,11 @@ package runner
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -297,6 +299,87 @@ func TestPreflightPrivateServer(t *testing.T) {
 		t.Log(err)
 	})
 
+	// MariaDB's log_bin_compress writes QUERY_COMPRESSED_EVENT and the *_ROWS_COMPRESSED_EVENT_V1
+	// events; go-mysql inflates them and the stream reads them like the others (a DDL among
+	// them included), so the setting needs no preflight check.
+	t.Run("compressed", func(t *testing.T) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v MEDIUMTEXT)", "INSERT INTO t VALUES (1, REPEAT('a', 300))")
+		def := definitionAt(t, srv.Addr, name, "")
+		topic := name + ".t"
+		t.Cleanup(func() { _, _ = kadm.NewClient(testenv.Kafka(t)).DeleteTopics(context.Background(), topic) })
+		dir := t.TempDir()
+		if err := runOnce(t, def, dir, true); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Exec(t, admin, "SET GLOBAL log_bin_compress = ON, log_bin_compress_min_len = 10")
+		t.Cleanup(func() { testenv.Exec(t, admin, "SET GLOBAL log_bin_compress = OFF") })
+		conn, err := db.Conn(context.Background()) // a new session: the setting is read per event
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, q := range []string{
+			"ALTER TABLE t ADD COLUMN w VARCHAR(200) NOT NULL DEFAULT 'default value of the new column'",
+			"INSERT INTO t (id, v) VALUES (2, REPEAT('b', 5000)), (3, REPEAT('c', 70000)), (4, 'short')",
+			"UPDATE t SET v = CONCAT(v, REPEAT('u', 400)) WHERE id IN (1, 2)",
+			"DELETE FROM t WHERE id = 4",
+			"INSERT INTO t (id, v, w) VALUES (5, REPEAT('e', 1000), 'w')",
+		} {
+			if _, err := conn.ExecContext(context.Background(), q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		var compressed int
+		rows, err := admin.Query("SHOW BINLOG EVENTS IN '" + currentBinlog(t, admin) + "'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var file, kind, info string
+			var pos, serverID, end int64
+			if err := rows.Scan(&file, &pos, &kind, &serverID, &end, &info); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(kind, "compressed") {
+				compressed++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if compressed == 0 {
+			t.Fatal("the server wrote no compressed event: the test would prove nothing")
+		}
+		if err := runOnce(t, def, dir, true); err != nil {
+			t.Fatalf("until-caught-up over %d compressed events: %v", compressed, err)
+		}
+		got := materialize(consumeAll(t, topic))
+		want := map[string]string{}
+		q, err := db.Query("SELECT id, JSON_OBJECT('id', id, 'v', v, 'w', w) FROM t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		for q.Next() {
+			var id int
+			var v string
+			if err := q.Scan(&id, &v); err != nil {
+				t.Fatal(err)
+			}
+			want[fmt.Sprintf(`{"id":%d}`, id)] = v
+		}
+		if len(got) != len(want) {
+			t.Fatalf("topic holds %d keys, table %d", len(got), len(want))
+		}
+		for k, w := range want {
+			if !sameJSON(t, got[k], w) {
+				t.Errorf("key %s: topic %.80s…, table %.80s…", k, got[k], w)
+			}
+		}
+		t.Logf("%d compressed events read; topic equals table (%d rows)", compressed, len(want))
+	})
+
 	t.Run("rebuilt", func(t *testing.T) {
 		if stored == "" {
 			t.Skip("the row test left no state")
@@ -333,6 +416,29 @@ func TestPreflightPrivateServer(t *testing.T) {
 		err := runOnce(t, def, stateDir, true)
 		wantRefused(t, err, "mariadb-gtid=", "beyond the server's", "gtid_binlog_pos", stateDir)
 	})
+}
+
+// currentBinlog returns the name of the server's binlog file being written.
+func currentBinlog(t *testing.T, admin *sql.DB) string {
+	t.Helper()
+	var file, pos, doDB, ignoreDB string
+	if err := admin.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &doDB, &ignoreDB); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// sameJSON says whether two JSON texts hold the same value.
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal([]byte(a), &va); err != nil {
+		return false
+	}
+	if err := json.Unmarshal([]byte(b), &vb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // purgeBinlogs rotates the binlog and purges every file but the new one, and returns its
