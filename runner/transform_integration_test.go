@@ -175,19 +175,19 @@ transform:
 
 	testenv.Exec(t, db,
 		"INSERT INTO orders_1 VALUES (19,'ina','a','s19'),(20,'out','x','s20'),(2,'two','a','s2')", // in, out, out
-		"UPDATE orders_1 SET name='ANN2' WHERE id=11",           // stays in
-		"UPDATE orders_1 SET status='x' WHERE id=15",            // leaves the filter: a tombstone
-		"UPDATE orders_1 SET status='a', name='bo' WHERE id=12", // enters it: an upsert
-		"UPDATE orders_1 SET name='lower' WHERE id=1",           // stays out
-		"UPDATE orders_1 SET secret='changed' WHERE id=14",      // a dropped column only
-		"DELETE FROM orders_1 WHERE id=18",                      // in: a tombstone
-		"DELETE FROM orders_1 WHERE id=16",                      // out: nothing
-		"UPDATE orders_1 SET id=40 WHERE id=17",                 // key change within the filter
-		"UPDATE orders_1 SET id=3 WHERE id=13",                  // key change out of it
-		"UPDATE orders_1 SET id=50 WHERE id=5",                  // key change into it
-		"UPDATE orders_1 SET id=4 WHERE id=1",                   // key change outside it
-		"UPDATE orders_1 SET id=60, status='x' WHERE id=19",     // key and status: out
-		"UPDATE orders_2 SET id=200, status='a' WHERE id=102",   // key and status: in
+		"UPDATE orders_1 SET name='ANN2' WHERE id=11",                                              // stays in
+		"UPDATE orders_1 SET status='x' WHERE id=15",                                               // leaves the filter: a tombstone
+		"UPDATE orders_1 SET status='a', name='bo' WHERE id=12",                                    // enters it: an upsert
+		"UPDATE orders_1 SET name='lower' WHERE id=1",                                              // stays out
+		"UPDATE orders_1 SET secret='changed' WHERE id=14",                                         // a dropped column only
+		"DELETE FROM orders_1 WHERE id=18",                                                         // in: a tombstone
+		"DELETE FROM orders_1 WHERE id=16",                                                         // out: nothing
+		"UPDATE orders_1 SET id=40 WHERE id=17",                                                    // key change within the filter
+		"UPDATE orders_1 SET id=3 WHERE id=13",                                                     // key change out of it
+		"UPDATE orders_1 SET id=50 WHERE id=5",                                                     // key change into it
+		"UPDATE orders_1 SET id=4 WHERE id=1",                                                      // key change outside it
+		"UPDATE orders_1 SET id=60, status='x' WHERE id=19",                                        // key and status: out
+		"UPDATE orders_2 SET id=200, status='a' WHERE id=102",                                      // key and status: in
 		"UPDATE orders_2 SET name='kim2' WHERE id=103",
 		"DELETE FROM orders_2 WHERE id=104",
 		"INSERT INTO orders_2 VALUES (105,'max','a','t105')")
