@@ -7,7 +7,12 @@
 //   - apsaramq: ApsaraMQ for Kafka (Alibaba Cloud) with the aliyun.kafka.* options
 //   - flinkcdc-kafka: type kafka (Flink CDC's Kafka sink): Flink CDC's quickstart file,
 //     debezium-json and canal-json change events
+//   - flinkcdc-transform: published Flink CDC jobs that use transform (Flink CDC's README
+//     pipeline, the metadata-columns pipeline of its transform documentation, the
+//     SOFT_DELETE job of its end-to-end tests), each naming its source and what was
+//     adapted; runner/transform_integration_test.go runs the SOFT_DELETE one
 //
-// The tests load every examples/*/pipeline.yaml and examples/flinkcdc-kafka/*.yaml and run `ingest validate`
-// on it, so an example that stops being valid fails the build.
+// The tests load every examples/*/pipeline.yaml, examples/flinkcdc-kafka/*.yaml and
+// examples/flinkcdc-transform/*.yaml and run `ingest validate` on it, so an example that
+// stops being valid fails the build.
 package examples

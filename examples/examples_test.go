@@ -27,6 +27,8 @@ var (
 	testVars = map[string]string{
 		"kafka.bootstrap":      "127.0.0.1:9092",
 		"mysql.hostname":       "127.0.0.1",
+		"mysql.username":       "cdc",
+		"mysql.database":       "inventory",
 		"rds.hostname":         "rm-example.mysql.rds.aliyuncs.com",
 		"apsaramq.bootstrap":   "alikafka-post-cn-example-1.alikafka.aliyuncs.com:9093",
 		"apsaramq.instance-id": "alikafka_post-cn-example",
@@ -45,6 +47,14 @@ func examples(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	files = append(files, flink...)
+	transform, err := filepath.Glob("flinkcdc-transform/*.yaml") // published jobs that use transform
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(transform) < 3 {
+		t.Fatalf("found %d published transform jobs, want at least 3: %v", len(transform), transform)
+	}
+	files = append(files, transform...)
 	if len(files) < 4 {
 		t.Fatalf("found %d examples, want at least 4: %v", len(files), files)
 	}

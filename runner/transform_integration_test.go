@@ -7,7 +7,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -266,5 +268,60 @@ func TestTransformSoftDelete(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("records:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestTransformSoftDeleteExample runs the published soft-delete job of
+// examples/flinkcdc-transform/soft-delete.yaml (Flink CDC's MysqlE2eITCase.testSoftDelete)
+// with its placeholders filled, its port and server ids the test's, on a products table:
+// after a snapshot and a binlog of an update, deletes and an insert, every row the table
+// ever had is in the topic, the deleted ones with op_type -D, and no record is a tombstone.
+func TestTransformSoftDeleteExample(t *testing.T) {
+	name := "tf_" + testenv.Name(t)
+	db := namedDatabase(t, name)
+	testenv.Exec(t, db, "CREATE TABLE products (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, name VARCHAR(255) NOT NULL DEFAULT 'flink', description VARCHAR(512))",
+		"INSERT INTO products VALUES (101,'scooter','Small 2-wheel scooter'),(102,'car battery','12V car battery'),(103,'hammer',NULL)")
+	topic := name + ".products"
+	deleteTopicsAtEnd(t, topic)
+	data, err := os.ReadFile("../examples/flinkcdc-transform/soft-delete.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, p := testenv.CDCUser()
+	host, port, _ := strings.Cut(testenv.MySQLAddr(), ":")
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	first := 100000 + h.Sum32()%(1<<20)
+	yaml := strings.NewReplacer("port: 3306", "port: "+port,
+		"server-id: 5400-5404", fmt.Sprintf("server-id: %d-%d", first, first+4)).Replace(string(data))
+	res := secrets.NewResolver([]secrets.Provider{&secrets.Map{Values: map[string]string{"mysql-password": p}}},
+		[]secrets.Provider{&secrets.Map{Values: map[string]string{"mysql.hostname": host, "mysql.username": u,
+			"mysql.database": name, "kafka.bootstrap": testenv.KafkaAddr()}}})
+	def, err := pipeline.Parse("soft-delete.yaml", []byte(yaml), pipeline.LoadOptions{Resolver: res})
+	if err != nil {
+		t.Fatalf("pipeline:\n%s\n%v", yaml, err)
+	}
+	def.Pipeline.Name = name // the file's name would share its state in Kafka with earlier runs
+	stateDir := t.TempDir()
+	applyUntilCaughtUp(t, def, stateDir)
+	testenv.Exec(t, db, "UPDATE products SET description='18V car battery' WHERE id=102", "DELETE FROM products WHERE id=101",
+		"INSERT INTO products (name, description) VALUES ('jacket','water resistent white wind breaker')",
+		"DELETE FROM products WHERE id=103")
+	applyUntilCaughtUp(t, def, stateDir)
+
+	recs := consumeAll(t, topic)
+	for _, r := range recs {
+		if r.tombstone {
+			t.Errorf("record %s is a tombstone", r.key)
+		}
+	}
+	want := map[string]string{
+		`{"id":101}`: `{"id":101,"name":"scooter","description":"Small 2-wheel scooter","op_type":"-D"}`,
+		`{"id":102}`: `{"id":102,"name":"car battery","description":"18V car battery","op_type":"+U"}`,
+		`{"id":103}`: `{"id":103,"name":"hammer","description":null,"op_type":"-D"}`,
+		`{"id":104}`: `{"id":104,"name":"jacket","description":"water resistent white wind breaker","op_type":"+I"}`,
+	}
+	if got := materialize(recs); !maps.Equal(got, want) {
+		t.Fatalf("topic:\n got %v\nwant %v", got, want)
 	}
 }
