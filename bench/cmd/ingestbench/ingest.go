@@ -27,7 +27,19 @@ type pipelineSpec struct {
 	// partition.strategy hash-by-key, so that records spread over the partitions as the
 	// upsert records do) instead of upsert-kafka.
 	ChangeLog bool
+	// Transform, when set, is the transform rule of the table: its projection and filter
+	// (benchProjection, benchFilter).
+	Transform bool
 }
+
+// benchProjection and benchFilter are the transform of the transform run: every column and
+// 4 computed columns (a string function, a concatenation with a cast, DECIMAL arithmetic, a
+// metadata column), and a filter that every generated row passes (ids start at 1, status
+// is never 'x'), so that the run carries the rows of the plain run.
+const (
+	benchProjection = `\*, UPPER(name) AS name_u, CONCAT(status, '-', CAST(account_id AS STRING)) AS tag, amount * 2 AS amount2, __table_name__ AS src`
+	benchFilter     = `id > 0 AND status <> 'x'`
+)
 
 // sinkType is the sink block's type and format options of the pipeline.
 func (p pipelineSpec) sinkType() string {
@@ -67,6 +79,9 @@ pipeline:
 `, p.sinkType(), c.Compression, p.Topic, p.Guarantee, c.Partitions, p.Name)
 	if c.Parallelism > 0 {
 		fmt.Fprintf(&b, "  parallelism: %d\n", c.Parallelism)
+	}
+	if p.Transform {
+		fmt.Fprintf(&b, "transform:\n  - source-table: %s.%s\n    projection: %s\n    filter: %s\n", benchDB, p.Table, benchProjection, benchFilter)
 	}
 	path := filepath.Join(dir, p.Name+".yaml")
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {

@@ -138,6 +138,9 @@ func ingestQuarterName(g string) string { return "ingest " + g + " (N/4)" }
 // ingestChangeLogName names the run of sink type kafka with value.format debezium-json.
 func ingestChangeLogName(g string) string { return "ingest kafka debezium-json " + g }
 
+// ingestTransformName names the run with a transform (benchProjection, benchFilter).
+func ingestTransformName(g string) string { return "ingest transform " + g }
+
 // Targets of issue 8.
 const (
 	targetSnapshot   = 0.50 // of min(raw scan, raw produce)
@@ -191,6 +194,7 @@ func (r *results) evaluate(guarantees []string) {
 		}
 		r.checkEOS(suite)
 		r.checkChangeLog(suite, guarantees)
+		r.checkTransform(suite, guarantees)
 	}
 	r.checkLatency()
 	r.checkRSS(guarantees)
@@ -309,6 +313,28 @@ func (r *results) checkChangeLog(suite string, guarantees []string) {
 		})
 	}
 }
+
+// checkTransform adds, for information, the ratio of the run with a transform (4 computed
+// columns and a filter) to the plain run of the same guarantee, in rows/s.
+func (r *results) checkTransform(suite string, guarantees []string) {
+	for _, g := range guarantees {
+		tr, ok1 := r.find(suite, ingestTransformName(g))
+		u, ok2 := r.find(suite, ingestName(g))
+		if !ok1 || !ok2 || u.RowsPerSec == 0 {
+			continue
+		}
+		v := tr.RowsPerSec / u.RowsPerSec
+		r.Checks = append(r.Checks, check{
+			Name: fmt.Sprintf("%s transform (4 computed columns, a filter) vs plain (%s)", suite, g),
+			Measured: fmt.Sprintf("%.0f%% (%s vs %s rows/s; client CPU %.1f vs %.1f µs/row)", 100*v,
+				thousands(tr.RowsPerSec), thousands(u.RowsPerSec), cpuPerRow(tr), cpuPerRow(u)),
+			Goal: "none: for information", Value: round(v, 3), Met: true, Info: true,
+		})
+	}
+}
+
+// cpuPerRow is m's client CPU time per row, in microseconds.
+func cpuPerRow(m *measurement) float64 { return m.CPUSeconds * 1e6 / float64(max(m.Rows, 1)) }
 
 func (r *results) checkLatency() {
 	var raw string

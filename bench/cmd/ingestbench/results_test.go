@@ -54,3 +54,19 @@ func findCheck(t *testing.T, r *results, part string) *check {
 	t.Fatalf("no check named with %q in %+v", part, r.Checks)
 	return nil
 }
+
+// TestCheckTransform gives the transform run's ratio to the plain run, in rows/s and CPU
+// per row, for information.
+func TestCheckTransform(t *testing.T) {
+	r := &results{Measurements: []measurement{
+		{Suite: "snapshot", Name: nameScan, RowsPerSec: 600},
+		{Suite: "snapshot", Name: nameProduce, RowsPerSec: 700},
+		{Suite: "snapshot", Name: ingestName("at-least-once"), Rows: 1000, RowsPerSec: 400, CPUSeconds: 0.008},
+		{Suite: "snapshot", Name: ingestTransformName("at-least-once"), Rows: 1000, RowsPerSec: 300, CPUSeconds: 0.01},
+	}}
+	r.evaluate([]string{"at-least-once"})
+	found := findCheck(t, r, "transform")
+	if want := "75% (300 vs 400 rows/s; client CPU 10.0 vs 8.0 µs/row)"; found.Measured != want || !found.Info || found.Value != 0.75 {
+		t.Errorf("check %+v, want %q, for information", *found, want)
+	}
+}

@@ -334,7 +334,12 @@ func (s *suite) snapshot(ctx context.Context) error {
 	}
 	spec := s.spec("snapk-"+g, snapTable(n), g, "initial")
 	spec.ChangeLog = true
-	return s.ingestRun(ctx, suiteName, ingestChangeLogName(g), spec, n)
+	if err := s.ingestRun(ctx, suiteName, ingestChangeLogName(g), spec, n); err != nil {
+		return err
+	}
+	spec = s.spec("snapt-"+g, snapTable(n), g, "initial")
+	spec.Transform = true
+	return s.ingestRun(ctx, suiteName, ingestTransformName(g), spec, n)
 }
 
 // busyShare is the share of the machine's CPUs that other processes may use during a
