@@ -325,3 +325,43 @@ func TestTransformSoftDeleteExample(t *testing.T) {
 		t.Fatalf("topic:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestTransformSchemaChange: a column added while streaming appears where the projection's
+// * puts it, in the records after the ALTER TABLE; dropping a column the projection needs
+// stops the run with an error that names the rule and the column, before anything of the
+// new shape is written.
+func TestTransformSchemaChange(t *testing.T) {
+	name := "tf_" + testenv.Name(t)
+	db := namedDatabase(t, name)
+	testenv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), status VARCHAR(4) NOT NULL)",
+		"INSERT INTO t VALUES (1,'a','a'),(2,'b','x')")
+	topic := name + ".t"
+	deleteTopicsAtEnd(t, topic)
+	def := transformDefinition(t, name, name+".t", "", fmt.Sprintf(`transform:
+  - source-table: %s.t
+    projection: \*, UPPER(name) AS name_u
+    filter: status <> 'x'
+`, name))
+	stateDir := t.TempDir()
+	applyUntilCaughtUp(t, def, stateDir)
+	testenv.Exec(t, db, "ALTER TABLE t ADD COLUMN extra INT", "INSERT INTO t VALUES (3,'c','a',7)", "UPDATE t SET extra=8 WHERE id=1")
+	applyUntilCaughtUp(t, def, stateDir)
+	want := map[string]string{
+		`{"id":1}`: `{"id":1,"name":"a","status":"a","extra":8,"name_u":"A"}`,
+		`{"id":3}`: `{"id":3,"name":"c","status":"a","extra":7,"name_u":"C"}`,
+	}
+	recs := consumeAll(t, topic)
+	if got := materialize(recs); !maps.Equal(got, want) {
+		t.Fatalf("after ADD COLUMN:\n got %v\nwant %v", got, want)
+	}
+
+	testenv.Exec(t, db, "ALTER TABLE t DROP COLUMN name", "INSERT INTO t VALUES (4,'a',9)")
+	err := runUntilCaughtUp(t, def, stateDir)
+	if err == nil || !strings.Contains(err.Error(), "transform[0].projection") || !strings.Contains(err.Error(), "name") {
+		t.Fatalf("Run after DROP COLUMN name: %v, want the projection's error naming the column", err)
+	}
+	t.Logf("the run stopped: %v", err)
+	if again := consumeAll(t, topic); len(again) != len(recs) {
+		t.Errorf("the run that stopped wrote %d records", len(again)-len(recs))
+	}
+}
