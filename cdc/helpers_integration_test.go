@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,7 @@ type running struct {
 	cancel context.CancelFunc
 	done   chan error
 	wait   time.Duration // how long changesUntil waits for each batch (default 20s)
+	addr   string        // the server's address, for the diagnosis of a stall
 }
 
 // start runs a Source for cfg until the test ends (or stop is called).
@@ -49,7 +51,7 @@ func start(t *testing.T, cfg Config) *running {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{out: make(chan change.Batch, 16), cancel: cancel, done: make(chan error, 1)}
+	r := &running{out: make(chan change.Batch, 16), cancel: cancel, done: make(chan error, 1), addr: cfg.Addr}
 	go func() { r.done <- src.Run(ctx, r.out) }()
 	t.Cleanup(func() { r.stop(t) })
 	return r
@@ -81,9 +83,42 @@ func (r *running) next(t *testing.T, timeout time.Duration) change.Batch {
 	case err := <-r.done:
 		t.Fatalf("Run returned: %v", err)
 	case <-time.After(timeout):
-		t.Fatal("no batch in time")
+		t.Fatalf("no batch in time\n%s", stallDiagnosis(r.addr))
 	}
 	return change.Batch{}
+}
+
+// stallDiagnosis describes where a source that sends nothing is: the stacks of the cdc
+// package's goroutines and the server's process list (its binlog dump threads and whatever
+// may hold a lock the source waits for).
+func stallDiagnosis(addr string) string {
+	var b strings.Builder
+	buf := make([]byte, 1<<22)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "ingest/cdc.") && !strings.Contains(g, "stallDiagnosis") {
+			b.WriteString(g + "\n\n")
+		}
+	}
+	db, err := sql.Open("mysql", testenv.Server{Addr: addr}.AdminDSN(""))
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT ID, USER, DB, COMMAND, TIME, STATE, LEFT(INFO, 200) FROM information_schema.PROCESSLIST")
+	if err != nil {
+		return b.String() + "processlist: " + err.Error()
+	}
+	defer rows.Close()
+	b.WriteString("server process list:\n")
+	for rows.Next() {
+		var id, secs int64
+		var user, cmd string
+		var db, state, info sql.NullString
+		if rows.Scan(&id, &user, &db, &cmd, &secs, &state, &info) == nil {
+			fmt.Fprintf(&b, "  %d %s db=%s %s %ds %q %q\n", id, user, db.String, cmd, secs, state.String, info.String)
+		}
+	}
+	return b.String()
 }
 
 // nextChanges returns the next batch that holds changes, passing over heartbeats (empty End
