@@ -310,3 +310,91 @@ func TestLcTruncateDropTombstones(t *testing.T) {
 		})
 	}
 }
+
+// TestLcTablesWidened: source.tables widened between two --until-caught-up runs. The
+// added table is snapshotted (its rows as they are, with the changes made to it while the
+// pipeline was stopped, each key once), and the table captured before continues from its
+// stored position (no record of it twice: no re-snapshot). A later run goes on for both,
+// and a narrowed selection (tables.exclude) just continues for the rest, with a warning.
+func TestLcTablesWidened(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sink string
+	}{
+		{"at-least-once", ""},
+		{"exactly-once", "  sink.delivery-guarantee: exactly-once"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO a SELECT seq, CONCAT('a', seq) FROM seq_1_to_2000",
+				"CREATE TABLE b (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO b SELECT seq, CONCAT('b', seq) FROM seq_1_to_1500")
+			sink := c.sink
+			if sink != "" {
+				sink += "\n  sink.transactional-id-prefix: " + name + "-"
+			}
+			def := definition(t, name, "", sink)
+			def.Source.Tables = name + ".a"
+			cleanupTopics(t, name+".a", name+".b")
+			dir := t.TempDir()
+			applyUntilCaughtUp(t, def, dir)
+			if n := len(consumeCommitted(t, name+".a")); n != 2000 {
+				t.Fatalf("the first run wrote %d records of a, want 2000", n)
+			}
+			if n := len(consumeCommitted(t, name+".b")); n != 0 {
+				t.Fatalf("the first run wrote %d records of b, want none", n)
+			}
+
+			// Stopped: a changes, and so does b, not captured yet.
+			testenv.Exec(t, db, "INSERT INTO a SELECT seq, CONCAT('a', seq) FROM seq_2001_to_2005",
+				"UPDATE b SET v = 'upd' WHERE id <= 10", "DELETE FROM b WHERE id > 1490", "INSERT INTO b VALUES (5000, 'new')")
+			wide := definition(t, name, "", sink)
+			wide.Source.Tables = name + ".a," + name + ".b"
+			log, logs := bufferLogger()
+			applyLogged(t, wide, dir, log)
+			recsA, recsB := consumeCommitted(t, name+".a"), consumeCommitted(t, name+".b")
+			if len(recsA) != 2005 || !maps.Equal(materialize(recsA), tableState(t, db, "a")) {
+				t.Errorf("a after widening: %d records (want 2000 + the 5 inserted: no re-snapshot), equal to the table: %v",
+					len(recsA), maps.Equal(materialize(recsA), tableState(t, db, "a")))
+			}
+			if want := tableState(t, db, "b"); len(recsB) != len(want) || !maps.Equal(materialize(recsB), want) {
+				t.Errorf("b after widening: %d records for %d rows, equal to the table: %v", len(recsB), len(want), maps.Equal(materialize(recsB), want))
+			}
+			if !strings.Contains(logs.String(), "table "+name+".b joins the captured set") {
+				t.Errorf("no line of b joining:\n%s", logs)
+			}
+			if strings.Contains(logs.String(), "level=ERROR") {
+				t.Errorf("errors logged:\n%s", logs)
+			}
+
+			// Running on: both tables follow.
+			testenv.Exec(t, db, "INSERT INTO a VALUES (3000, 'x')", "UPDATE b SET v = 'again' WHERE id = 1", "DELETE FROM b WHERE id = 2")
+			applyUntilCaughtUp(t, wide, dir)
+			recsA, recsB = consumeCommitted(t, name+".a"), consumeCommitted(t, name+".b")
+			if len(recsA) != 2006 || !maps.Equal(materialize(recsA), tableState(t, db, "a")) {
+				t.Errorf("a on the next run: %d records, want 2006", len(recsA))
+			}
+			if !maps.Equal(materialize(recsB), tableState(t, db, "b")) || len(recsB) != 1491+2 {
+				t.Errorf("b on the next run: %d records, want 1493, equal to the table: %v", len(recsB), maps.Equal(materialize(recsB), tableState(t, db, "b")))
+			}
+
+			// Narrowed: a leaves, b goes on.
+			narrow := definition(t, name, "", sink)
+			narrow.Source.Tables = name + ".a," + name + ".b"
+			narrow.Source.Exclude = name + ".a"
+			testenv.Exec(t, db, "INSERT INTO a VALUES (3001, 'y')", "INSERT INTO b VALUES (6000, 'z')")
+			log, logs = bufferLogger()
+			applyLogged(t, narrow, dir, log)
+			if n := len(consumeCommitted(t, name+".a")); n != 2006 {
+				t.Errorf("a after it left: %d records, want 2006", n)
+			}
+			if !maps.Equal(materialize(consumeCommitted(t, name+".b")), tableState(t, db, "b")) {
+				t.Errorf("b after a left: the topic differs from the table")
+			}
+			if !strings.Contains(logs.String(), "table "+name+".a is in the stored captured set but source.tables does not match it now") {
+				t.Errorf("no warning of a leaving:\n%s", logs)
+			}
+		})
+	}
+}

@@ -25,6 +25,7 @@ type phases struct {
 	from      cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
 	atHandoff bool               // from is the finished snapshot's hand-off position, as its end stored it
 	schema    []byte             // the schema history stored with from
+	join      *join              // the tables joining the captured set, snapshotted before the stream (join.go); nil: none
 }
 
 // planPhases decides the phases from the stored checkpoint and the startup mode.
@@ -231,6 +232,11 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 		r.snapshotting = false
 		r.display.SnapshotDone()
 		r.log.Info("initial snapshot finished")
+	}
+	if ph.join != nil {
+		if err := r.runJoin(ctx, ph, pipe.snapshot); err != nil || ctx.Err() != nil {
+			return err
+		}
 	}
 	pipe.endSnapshot()
 	if !ph.stream {

@@ -45,8 +45,9 @@ func (r *run) resumeState(local *state.Checkpoint, kafka *upsert.Checkpoint) (*s
 }
 
 // checkStoredIdentity refuses a state in Kafka that another pipeline wrote: the same
-// pipeline.name over another source or table selection. Resuming from its position would
-// read the wrong server's binlog or skip tables; snapshotting afresh would leave its keys.
+// pipeline.name over another source. Resuming from its position would read the wrong
+// server's binlog; snapshotting afresh would leave its keys. Another table selection is
+// accepted: the tables that join are snapshotted, those that leave are let go (join.go).
 // A state without an identity (written before ingest stored one) is taken as this one's.
 func (r *run) checkStoredIdentity(b []byte) error {
 	if b == nil {
@@ -57,14 +58,14 @@ func (r *run) checkStoredIdentity(b []byte) error {
 		return fmt.Errorf("state topic %s: identity of %s: %w", r.stateTopic(), r.id.Pipeline, err)
 	}
 	mine := kafkaIdentity(r.id, r.opts.Scrubber)
-	if id == mine {
-		return nil
+	if id.Pipeline == mine.Pipeline && id.Source == mine.Source {
+		return nil // another table selection is reconciled at the start (join.go)
 	}
-	return fmt.Errorf("state topic %s holds a state of pipeline %q for source %q, tables %q, but this pipeline reads source %q, tables %q: "+
+	return fmt.Errorf("state topic %s holds a state of pipeline %q for source %q, but this pipeline reads source %q: "+
 		"a pipeline's state is keyed by pipeline.name. Choose: give this pipeline another pipeline.name; "+
-		"or put back the source and tables of that state; or, to start this pipeline afresh over that state "+
+		"or put back the source of that state; or, to start this pipeline afresh over that state "+
 		"(a new snapshot; records of keys deleted meanwhile stay in the topics), run apply once with --reset-state",
-		r.stateTopic(), id.Pipeline, id.Source, id.Tables, mine.Source, mine.Tables)
+		r.stateTopic(), id.Pipeline, id.Source, mine.Source)
 }
 
 // kafkaIdentity is the identity stored with the state in Kafka (Config.Identity) and

@@ -254,6 +254,8 @@ type run struct {
 	display       progress.Display
 	status        status
 
+	recordTables sync.Once // exactly-once: records the table selection once a join's pending state is committed
+
 	mu      sync.Mutex
 	pending *upsert.Checkpoint // the last acknowledged checkpoint not yet saved
 }
@@ -353,6 +355,9 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	if err := r.begin(ctx, ph, sink); err != nil {
+		return err
+	}
+	if err := r.planJoin(ctx, ph, stored, sink); err != nil {
 		return err
 	}
 	r.phases, r.running = ph, true
@@ -485,7 +490,10 @@ func (r *run) forward(ctx context.Context, pipe *phasePipe, out chan<- upsert.In
 			return err
 		}
 		in := upsert.Input{Batch: b}
-		if b.End {
+		switch {
+		case b.End && r.phases.join != nil:
+			in = r.joinInput(b)
+		case b.End:
 			if in, err = r.chunkInput(b); err != nil {
 				return err
 			}
@@ -687,6 +695,13 @@ func (r *run) acked(cp upsert.Checkpoint) {
 	r.lag.acked(cp, time.Now())
 	if r.exactlyOnce() {
 		r.m.KafkaTransactions.Inc()
+		if r.phases != nil && r.phases.join != nil {
+			r.recordTables.Do(func() { // the pending join is committed: the selection is the state's
+				if err := r.store.RecordTables(); err != nil {
+					r.log.Warn("could not record the table selection in the state directory", "state", r.store.Dir(), "err", err)
+				}
+			})
+		}
 		return
 	}
 	r.mu.Lock()

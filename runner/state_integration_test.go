@@ -21,7 +21,7 @@ import (
 // TestStateDirDeleted: an at-least-once pipeline whose state directory is deleted between
 // runs resumes from the copy of its checkpoint in Kafka's state topic, so a row deleted
 // meanwhile arrives as a tombstone and nothing is snapshotted again. A state of the same
-// pipeline name for other tables is refused with the choices, and --reset-state starts
+// pipeline name for another source is refused with the choices, and --reset-state starts
 // afresh.
 func TestStateDirDeleted(t *testing.T) {
 	name, db := testenv.Database(t)
@@ -53,14 +53,15 @@ func TestStateDirDeleted(t *testing.T) {
 		t.Fatalf("want the 3 snapshot records, then a tombstone for id 2 and id 4, got %v", recs)
 	}
 
-	// The same pipeline name over other tables: refused, whatever the state directory.
+	// The same pipeline name over another source address: refused, whatever the state
+	// directory. (Other tables are accepted: TestLcTablesWidened.)
 	other := definition(t, name, "", "")
-	other.Source.Tables = name + ".t"
+	other.Source.Hostname = map[bool]string{true: "127.0.0.1", false: "localhost"}[other.Source.Hostname == "localhost"]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	err = Run(ctx, other, Options{StateDir: t.TempDir(), UntilCaughtUp: true})
 	if err == nil || !strings.Contains(err.Error(), "--reset-state") || !strings.Contains(err.Error(), "pipeline.name") {
-		t.Fatalf("a state of other tables: %v, want a refusal with the choices", err)
+		t.Fatalf("a state of another source: %v, want a refusal with the choices", err)
 	}
 
 	// --reset-state: a new snapshot, by request.

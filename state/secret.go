@@ -51,12 +51,13 @@ func (id Identity) stored(salt string, sec Secrets) Identity {
 // fields returns pointers to the fields that identify a pipeline's state.
 func (id *Identity) fields() []*string { return []*string{&id.Pipeline, &id.Source, &id.Tables} }
 
-// matches reports whether the stored identity is the one requested: a hashed field is
+// matches reports whether the stored identity is the one requested, its table selection
+// aside (a selection may change, see Store.RecordTables): a hashed field is
 // compared with the requested value hashed with the stored salt, any other as it is. An
 // identity stored before secrets were hashed (plain values) thus still matches.
 func (id Identity) matches(stored Identity) bool {
 	want, have := id.fields(), stored.fields()
-	for i := range want {
+	for i := range want[:2] { // Pipeline and Source
 		w, h := *want[i], *have[i]
 		if strings.HasPrefix(h, hashPrefix) && stored.Salt != "" {
 			w = hashed(stored.Salt, w)

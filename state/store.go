@@ -23,13 +23,18 @@ const (
 )
 
 // Identity is what a state directory belongs to. A checkpoint is only valid for the
-// pipeline, source server and table selection that produced it.
+// pipeline and source server that produced it; the table selection may change between
+// runs (the runner snapshots the tables that join and lets go of those that leave, see
+// [Store.Tables]).
 type Identity struct {
 	// Pipeline is pipeline.name.
 	Pipeline string `json:"pipeline"`
 	// Source is the source server as host:port.
 	Source string `json:"source"`
-	// Tables is the source's table selection (tables, then "exclude:" and tables.exclude).
+	// Tables is the source's table selection (tables, then " exclude " and tables.exclude)
+	// the stored captured set was made with. It is not compared by [Open]: a changed
+	// selection is the runner's to reconcile, and it records the new one with
+	// [Store.RecordTables] once the state reflects it.
 	Tables string `json:"tables"`
 	// Salt is the random salt of the fields stored as a hash (a field that holds a secret,
 	// see Secrets), in hex; empty when no field is hashed.
@@ -77,6 +82,7 @@ type Store struct {
 	lock    *os.File
 	secrets Secrets  // nil: none
 	id      Identity // as stored
+	tables  string   // the requested Identity.Tables, as it is stored (hashed when secret)
 	// What this Store wrote: chunks.jsonl holds exactly the chunks lines of the last Save
 	// when chunksOK, and schema.json holds schema when schemaOK (both false until the
 	// first Save: a crash may have left more).
@@ -88,8 +94,8 @@ type Store struct {
 // ErrLocked is returned by Open when another process holds the directory's lock.
 var ErrLocked = errors.New("state directory is locked by another ingest process")
 
-// MismatchError is returned by Open when the directory belongs to another pipeline, source
-// or table selection.
+// MismatchError is returned by Open when the directory belongs to another pipeline or
+// source.
 type MismatchError struct {
 	Dir       string
 	Stored    Identity
@@ -109,14 +115,15 @@ func (e *MismatchError) Error() string {
 	}
 	add("pipeline", e.Stored.Pipeline, e.Requested.Pipeline)
 	add("source", e.Stored.Source, e.Requested.Source)
-	add("tables", e.Stored.Tables, e.Requested.Tables)
 	return fmt.Sprintf("state %s belongs to %s; use another --state directory, or remove %s to start this pipeline afresh",
 		e.Dir, strings.Join(diffs, ", "), e.Dir)
 }
 
 // Open creates dir if needed, takes its lock and checks (or, the first time, records) the
 // identity. It fails with ErrLocked when another process holds the lock and with a
-// *MismatchError when the directory belongs to something else.
+// *MismatchError when the directory belongs to another pipeline or source server. A table
+// selection other than the stored one is accepted and not recorded yet ([Store.Tables],
+// [Store.RecordTables]).
 func Open(dir string, id Identity) (*Store, error) { return OpenSecret(dir, id, nil) }
 
 // OpenSecret is Open for a pipeline whose identity or checkpoint may hold secret values:
@@ -137,6 +144,7 @@ func OpenSecret(dir string, id Identity, sec Secrets) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	s.tables = id.stored(s.saltOr(), sec).Tables
 	return s, nil
 }
 
@@ -180,12 +188,48 @@ func (s *Store) checkIdentity(id Identity) error {
 	if !id.matches(stored) {
 		return &MismatchError{Dir: s.dir, Stored: stored, Requested: want}
 	}
+	want.Tables = stored.Tables // recorded by RecordTables, once the state reflects it
+	if want.Salt == "" && strings.HasPrefix(stored.Tables, hashPrefix) {
+		want.Salt = stored.Salt
+	}
 	s.id = want
 	if want != stored {
 		// Stored before secrets were hashed (the plain value is replaced now), or a field
 		// that was secret is not any more.
 		return writeJSON(s.dir, identityFile, want)
 	}
+	return nil
+}
+
+// saltOr returns the directory's salt, or a new one when it has none.
+func (s *Store) saltOr() string {
+	if s.id.Salt != "" {
+		return s.id.Salt
+	}
+	return newSalt()
+}
+
+// Tables returns the table selection the stored state was made with (hashed when it holds
+// a secret), which may differ from the one given to Open until RecordTables.
+func (s *Store) Tables() string { return s.id.Tables }
+
+// TablesChanged reports whether the table selection given to Open differs from the stored
+// one.
+func (s *Store) TablesChanged() bool { return s.tables != s.id.Tables }
+
+// RecordTables records the table selection given to Open as the state's: call it once the
+// stored checkpoint reflects that selection (the tables that joined it are snapshotted, or
+// marked to be). It changes nothing else of the identity.
+func (s *Store) RecordTables() error {
+	if !s.TablesChanged() {
+		return nil
+	}
+	id := s.id
+	id.Tables = s.tables
+	if err := writeJSON(s.dir, identityFile, id); err != nil {
+		return err
+	}
+	s.id = id
 	return nil
 }
 

@@ -69,10 +69,16 @@ func (s *Snapshot) Handoff(ctx context.Context) (_ *Handoff, err error) {
 func (s *Snapshot) handoffWith(ctx context.Context, db *sql.DB, p Progress) (*Handoff, error) {
 	// The tables the snapshot covered, not those that match now: a table created since has
 	// no chunk, and is the stream's to capture from its CREATE TABLE, or not at all.
-	// A table dropped since has nothing left to filter.
+	// A table dropped since has nothing left to filter. So has a table without chunks in
+	// a progress that has some: its own hand-off was over before another table joined the
+	// captured set and was snapshotted (the runner's join.go), and its chunks were let go.
+	chunked := map[change.TableID]bool{}
+	for _, c := range p.Chunks {
+		chunked[c.TableID()] = true
+	}
 	covered := map[change.TableID]bool{}
 	for _, id := range p.TableIDs() {
-		covered[id] = true
+		covered[id] = len(p.Chunks) == 0 || chunked[id]
 	}
 	ids, err := discoverTables(ctx, db, func(db, table string) bool { return covered[change.TableID{DB: db, Table: table}] })
 	if err != nil {
