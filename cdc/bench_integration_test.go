@@ -13,6 +13,7 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -22,7 +23,7 @@ const benchTable = `CREATE TABLE bench (id BIGINT PRIMARY KEY, a INT, b VARCHAR(
 
 // fillBench inserts rows into a fresh bench table, perTxn rows per transaction, and
 // returns the database and the file position before the inserts.
-func fillBench(tb testing.TB, rows, perTxn int) (string, Position) {
+func fillBench(tb testing.TB, rows, perTxn int) (string, binlogpos.Position) {
 	name, db := testenv.Database(tb)
 	testenv.Exec(tb, db, benchTable)
 	from := filePos(tb, db)
@@ -54,7 +55,7 @@ func BenchmarkDecode(b *testing.B) {
 	})
 }
 
-func rawDecode(b *testing.B, from Position, rows int) {
+func rawDecode(b *testing.B, from binlogpos.Position, rows int) {
 	u, p := testenv.CDCUser()
 	cfg := testConfig(testenv.Primary(), "")
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
@@ -79,7 +80,7 @@ func rawDecode(b *testing.B, from Position, rows int) {
 	}
 }
 
-func sourceDecode(b *testing.B, name string, from Position, rows int) {
+func sourceDecode(b *testing.B, name string, from binlogpos.Position, rows int) {
 	cfg := testConfig(testenv.Primary(), name)
 	cfg.Startup, cfg.StartPosition = StartSpecific, from
 	src, err := New(cfg)

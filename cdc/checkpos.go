@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 )
 
 // positionFix is what to do about a stored position the server cannot serve.
@@ -15,7 +17,7 @@ const positionFix = "restore the server (or point the pipeline at the one the po
 // checkPosition checks that the server can serve the stream from p: by GTID when p has one
 // (the stream resumes by GTID then), by binlog file and offset otherwise. stored says p is
 // the stored position, not the specific-offset start; the messages name it so.
-func checkPosition(ctx context.Context, db *sql.DB, p Position, stored bool) []Problem {
+func checkPosition(ctx context.Context, db *sql.DB, p binlogpos.Position, stored bool) []Problem {
 	name := "the stored position " + p.String()
 	if !stored {
 		name = "the start position " + p.String() + " (scan.startup.specific-offset)"
@@ -30,7 +32,7 @@ func checkPosition(ctx context.Context, db *sql.DB, p Position, stored bool) []P
 }
 
 // checkFilePosition checks that p's binlog file is on the server and p's offset within it.
-func checkFilePosition(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
+func checkFilePosition(ctx context.Context, db *sql.DB, p binlogpos.Position, name string) []Problem {
 	files, err := binaryLogs(ctx, db)
 	if err != nil {
 		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
@@ -49,7 +51,7 @@ func checkFilePosition(ctx context.Context, db *sql.DB, p Position, name string)
 		}
 		return nil
 	}
-	c, ordered := compareBinlogFiles(p.File, oldest.name)
+	c, ordered := binlogpos.CompareBinlogFiles(p.File, oldest.name)
 	switch {
 	case ordered && c < 0:
 		return problem("is in binlog file "+p.File+", which is no longer on the server (purged): the changes since then are lost",
@@ -64,7 +66,7 @@ func checkFilePosition(ctx context.Context, db *sql.DB, p Position, name string)
 // checkMariaDBPosition checks each GTID of p against the server's binlog: the server must
 // have written (or received) it, so that a stored GTID beyond the server's is refused rather
 // than waited for, and the transactions after it must not be purged.
-func checkMariaDBPosition(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
+func checkMariaDBPosition(ctx context.Context, db *sql.DB, p binlogpos.Position, name string) []Problem {
 	state, err := gtidBinlogState(ctx, db)
 	if err != nil {
 		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
@@ -92,7 +94,7 @@ func checkMariaDBPosition(ctx context.Context, db *sql.DB, p Position, name stri
 
 // checkMariaDBPurged compares p with the GTID list at the start of the oldest binlog file:
 // a domain whose stored GTID is before it lost the transactions in between.
-func checkMariaDBPurged(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
+func checkMariaDBPurged(ctx context.Context, db *sql.DB, p binlogpos.Position, name string) []Problem {
 	files, err := binaryLogs(ctx, db)
 	if err != nil {
 		return nil // checked by the variables and grants already; the server checks on connect
@@ -117,7 +119,7 @@ func checkMariaDBPurged(ctx context.Context, db *sql.DB, p Position, name string
 
 // gtidListAt reads the Gtid_list event at the start of a MariaDB binlog file: the GTID state
 // before the file's first transaction.
-func gtidListAt(ctx context.Context, db *sql.DB, file string) ([]GTID, bool) {
+func gtidListAt(ctx context.Context, db *sql.DB, file string) ([]binlogpos.GTID, bool) {
 	rows, err := db.QueryContext(ctx, "SHOW BINLOG EVENTS IN '"+strings.ReplaceAll(file, "'", "''")+"' LIMIT 4")
 	if err != nil {
 		return nil, false
@@ -137,12 +139,12 @@ func gtidListAt(ctx context.Context, db *sql.DB, file string) ([]GTID, bool) {
 			continue
 		}
 		list := strings.Trim(string(vals[5]), "[] ")
-		var set []GTID
+		var set []binlogpos.GTID
 		for _, part := range strings.Split(list, ",") {
 			if part = strings.TrimSpace(part); part == "" {
 				continue
 			}
-			g, err := ParseGTID(part)
+			g, err := binlogpos.ParseGTID(part)
 			if err != nil {
 				return nil, false
 			}
@@ -153,17 +155,17 @@ func gtidListAt(ctx context.Context, db *sql.DB, file string) ([]GTID, bool) {
 	return nil, false
 }
 
-func lastOf(state []GTID, domain, server uint32) (GTID, bool) {
+func lastOf(state []binlogpos.GTID, domain, server uint32) (binlogpos.GTID, bool) {
 	for _, g := range state {
 		if g.Domain == domain && g.Server == server {
 			return g, true
 		}
 	}
-	return GTID{}, false
+	return binlogpos.GTID{}, false
 }
 
 // gtidList writes GTIDs as a comma-separated list.
-func gtidList(set []GTID) string {
+func gtidList(set []binlogpos.GTID) string {
 	parts := make([]string, len(set))
 	for i, g := range set {
 		parts[i] = g.String()
@@ -174,14 +176,14 @@ func gtidList(set []GTID) string {
 // checkMySQLPosition checks a MySQL GTID set against gtid_executed (a stored set with
 // transactions the server never executed is another server's, or a reset one's) and
 // gtid_purged (what the server no longer has).
-func checkMySQLPosition(ctx context.Context, db *sql.DB, p Position, name string) []Problem {
-	pset, err := parseMySQLGTIDSet(p.MySQL)
+func checkMySQLPosition(ctx context.Context, db *sql.DB, p binlogpos.Position, name string) []Problem {
+	pset, err := binlogpos.ParseMySQLGTIDSet(p.MySQL)
 	if err != nil {
 		return []Problem{{Severity: Error, Check: "position", Message: err.Error()}}
 	}
 	var executed, purged string
 	if db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_executed").Scan(&executed) == nil {
-		if eset, err := parseMySQLGTIDSet(executed); err == nil && !eset.contains(pset) {
+		if eset, err := binlogpos.ParseMySQLGTIDSet(executed); err == nil && !eset.Contains(pset) {
 			return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(
 				"%s has transactions the server never executed (its gtid_executed is %s): "+
 					"the binlog was reset or this is another server: %s", name, executed, positionFix)}}
@@ -190,8 +192,8 @@ func checkMySQLPosition(ctx context.Context, db *sql.DB, p Position, name string
 	if db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_purged").Scan(&purged) != nil {
 		return nil
 	}
-	gset, err := parseMySQLGTIDSet(purged)
-	if err != nil || pset.contains(gset) {
+	gset, err := binlogpos.ParseMySQLGTIDSet(purged)
+	if err != nil || pset.Contains(gset) {
 		return nil
 	}
 	return []Problem{{Severity: Error, Check: "position", Message: fmt.Sprintf(

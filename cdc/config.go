@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -66,7 +67,7 @@ type Config struct {
 
 	// Position, when non-zero, is the stored position to resume from; the startup mode
 	// is then ignored.
-	Position Position
+	Position binlogpos.Position
 	// Server is the identity ([ServerIdentity.String]) of the server Position belongs to,
 	// recorded with the stored state. When set, [Preflight] (and so Run, on every reconnect)
 	// refuses a server with another identity. Empty: not checked.
@@ -79,7 +80,7 @@ type Config struct {
 	// Startup is the startup mode used when Position is zero.
 	Startup StartupMode
 	// StartPosition is the position of StartSpecific: file and offset, or a GTID set.
-	StartPosition Position
+	StartPosition binlogpos.Position
 	// StartTime is the instant of StartTimestamp (second precision, as in the binlog).
 	StartTime time.Time
 
@@ -111,7 +112,7 @@ type Config struct {
 	// the tables created after the start (scan.binlog.newly-added-table.enabled) makes
 	// Tables accept it from then on. It is called on go-mysql's reader goroutine, and again
 	// for the same statement when a reconnect replays it.
-	Created func(id change.TableID, at Position)
+	Created func(id change.TableID, at binlogpos.Position)
 	// Keyless, when set, decides what becomes of a captured table without a key (no primary
 	// key, none from Keys) where Run would otherwise stop with a [*NoPrimaryKeyError]: at the
 	// start, for each such table (rows false), and when the stream meets the first rows of
@@ -134,7 +135,7 @@ type Config struct {
 	// batch (a heartbeat when nothing captured changed) of the first transaction at or after
 	// StopAt is sent, then Run returns. A start already at or past StopAt returns at once.
 	// This serves --until-caught-up, with StopAt = [CurrentPosition] read at start.
-	StopAt Position
+	StopAt binlogpos.Position
 
 	// Logger receives go-mysql's and the source's logs. Nil discards them.
 	Logger *slog.Logger

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -242,8 +243,8 @@ func TestRewriteMariaDB(t *testing.T) {
 func TestHistoryRestore(t *testing.T) {
 	id := change.TableID{DB: "d", Table: "t"}
 	log := slog.New(slog.DiscardHandler)
-	at := func(seq uint64) Position {
-		return Position{File: "b.000001", Offset: uint32(100 * seq), MariaDB: []GTID{{Domain: 0, Server: 1, Seq: seq}}}
+	at := func(seq uint64) binlogpos.Position {
+		return binlogpos.Position{File: "b.000001", Offset: uint32(100 * seq), MariaDB: []binlogpos.GTID{{Domain: 0, Server: 1, Seq: seq}}}
 	}
 	h := newSchemaHistory(at(1), func(db, _ string) bool { return db == "d" }, ddlEnv{mariaDB: true, intWidths: true})
 	m := memShapes{}
@@ -271,7 +272,7 @@ func TestHistoryRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range shapes {
-		for _, pos := range []Position{at(uint64(10*i) + 1), {File: "b.000001", Offset: uint32(1000*i) + 150}} {
+		for _, pos := range []binlogpos.Position{at(uint64(10*i) + 1), {File: "b.000001", Offset: uint32(1000*i) + 150}} {
 			if i == 0 {
 				pos = at(1)
 			}

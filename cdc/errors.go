@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
 )
@@ -46,8 +47,8 @@ func retryableOp(op string, err error) error {
 // (purged by binlog_expire_logs_seconds or PURGE BINARY LOGS; MySQL/MariaDB error 1236).
 // Resuming would lose changes, so it is fatal: re-snapshot.
 type PositionLostError struct {
-	Position Position // the position asked for
-	Err      error    // the server's error
+	Position binlogpos.Position // the position asked for
+	Err      error              // the server's error
 }
 
 func (e *PositionLostError) Error() string {
@@ -116,7 +117,7 @@ func (e *ServerIDConflictError) Unwrap() error { return e.Err }
 // ON for the server or the session). ingest cannot read its rows; going past it would lose
 // them, so it is fatal and the stored position stays before it.
 type CompressedTransactionError struct {
-	Position Position // where the compressed transaction starts
+	Position binlogpos.Position // where the compressed transaction starts
 }
 
 func (e *CompressedTransactionError) Error() string {
@@ -135,8 +136,8 @@ func (e *CompressedTransactionError) Retry() bool { return false }
 // uses binlog_format STATEMENT or MIXED. Its rows cannot be read; going past would lose them,
 // so it is fatal and the stored position stays before it.
 type StatementFormatError struct {
-	Table     change.TableID // the table written; zero when the statement names none readable
-	Position  Position       // the position before the transaction
+	Table     change.TableID     // the table written; zero when the statement names none readable
+	Position  binlogpos.Position // the position before the transaction
 	Statement string
 }
 
@@ -198,7 +199,7 @@ func (e *NullableKeyError) Retry() bool { return false }
 // SchemaError says a row could not be matched with or decoded by the table description.
 type SchemaError struct {
 	Table    change.TableID
-	Position Position
+	Position binlogpos.Position
 	Err      error
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -156,27 +157,27 @@ func (r *running) changesUntil(t *testing.T, pred func(change.Change) bool) ([]c
 }
 
 // gtidPos reads the server's current MariaDB GTID position.
-func gtidPos(t testing.TB, db *sql.DB) Position {
+func gtidPos(t testing.TB, db *sql.DB) binlogpos.Position {
 	t.Helper()
 	var s string
 	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&s); err != nil {
 		t.Fatal(err)
 	}
-	set, err := ParseMariaDBGTIDs(s)
+	set, err := binlogpos.ParseMariaDBGTIDs(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Position{MariaDB: set}
+	return binlogpos.Position{MariaDB: set}
 }
 
 // filePos reads SHOW MASTER STATUS.
-func filePos(t testing.TB, db *sql.DB) Position {
+func filePos(t testing.TB, db *sql.DB) binlogpos.Position {
 	t.Helper()
 	p, err := masterStatus(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Position{File: p.File, Offset: p.Offset}
+	return binlogpos.Position{File: p.File, Offset: p.Offset}
 }
 
 // render writes changes in the package's debug form, one line per change.

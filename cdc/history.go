@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -35,20 +36,20 @@ import (
 type schemaHistory struct {
 	mu       sync.Mutex
 	tables   map[change.TableID][]shapeVersion
-	base     Position // the stream's start position: the stamp of the initial shapes
-	encoded  []byte   // the JSON form, nil when stale
-	lastDDL  string   // the stamp of the last DDL applied: a DDL is applied once
+	base     binlogpos.Position // the stream's start position: the stamp of the initial shapes
+	encoded  []byte             // the JSON form, nil when stale
+	lastDDL  string             // the stamp of the last DDL applied: a DDL is applied once
 	captured func(db, table string) bool
 	env      ddlEnv // mariaDB and intWidths; track and dbCharset are set per statement
 	charsets map[string]string
 }
 
 type shapeVersion struct {
-	at   Position
+	at   binlogpos.Position
 	info *tableInfo // nil: the table does not exist from at on
 }
 
-func newSchemaHistory(base Position, captured func(db, table string) bool, env ddlEnv) *schemaHistory {
+func newSchemaHistory(base binlogpos.Position, captured func(db, table string) bool, env ddlEnv) *schemaHistory {
 	return &schemaHistory{tables: map[change.TableID][]shapeVersion{}, base: base, captured: captured,
 		env: env, charsets: map[string]string{}}
 }
@@ -66,7 +67,7 @@ func (h *schemaHistory) shape(id change.TableID) (*tableInfo, bool) {
 
 // previous returns the shape a table had before the version stamped at, which a DDL at at
 // has just recorded: nil when the table did not exist (or was not known) before it.
-func (h *schemaHistory) previous(id change.TableID, at Position) *tableInfo {
+func (h *schemaHistory) previous(id change.TableID, at binlogpos.Position) *tableInfo {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -107,7 +108,7 @@ func (h *schemaHistory) track(id change.TableID) bool {
 }
 
 // record makes info the table's shape from at on. It reports whether the shape changed.
-func (h *schemaHistory) record(id change.TableID, at Position, info *tableInfo) bool {
+func (h *schemaHistory) record(id change.TableID, at binlogpos.Position, info *tableInfo) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -140,7 +141,7 @@ var databaseDDL = regexp.MustCompile(`(?i)^(?:CREATE|ALTER)\s+(?:DATABASE|SCHEMA
 // A statement it cannot derive shapes from makes it read the tables from information_schema
 // (their state now, not at the statement when the stream lags behind later DDL) and log a
 // warning. The error is information_schema's.
-func (h *schemaHistory) apply(ctx context.Context, loader infoLoader, log *slog.Logger, db, query string, at Position) ([]change.TableID, error) {
+func (h *schemaHistory) apply(ctx context.Context, loader infoLoader, log *slog.Logger, db, query string, at binlogpos.Position) ([]change.TableID, error) {
 	stamp := at.String()
 	if stamp != "" && stamp == h.lastDDL {
 		return nil, nil // replayed after a reconnect
@@ -253,7 +254,7 @@ func parseHistory(data []byte) (*historyFile, error) {
 	}
 	for _, t := range f.Tables {
 		for _, v := range t.Versions {
-			if _, err := ParsePosition(v.At); err != nil {
+			if _, err := binlogpos.ParsePosition(v.At); err != nil {
 				return nil, fmt.Errorf("cdc: stored schema history of %s.%s: %w", t.DB, t.Table, err)
 			}
 			if v.Shape != nil && len(v.Shape.Columns) == 0 {
@@ -268,12 +269,12 @@ func parseHistory(data []byte) (*historyFile, error) {
 // last version stamped at or before at. Later versions (a history stored after the
 // position) are dropped: the stream meets their DDL again. Tables that do not exist at at
 // are left out.
-func (h *schemaHistory) restore(f *historyFile, at Position, log *slog.Logger) {
+func (h *schemaHistory) restore(f *historyFile, at binlogpos.Position, log *slog.Logger) {
 	for _, t := range f.Tables {
 		var cur *historyVersion
 		for i := range t.Versions {
 			v := &t.Versions[i]
-			pos, _ := ParsePosition(v.At)
+			pos, _ := binlogpos.ParsePosition(v.At)
 			before, ok := atOrBefore(pos, at)
 			if !ok {
 				log.Warn("cdc: a schema history version cannot be ordered with the start position; taking it as before",
@@ -287,7 +288,7 @@ func (h *schemaHistory) restore(f *historyFile, at Position, log *slog.Logger) {
 		if cur == nil || cur.Shape == nil {
 			continue
 		}
-		pos, _ := ParsePosition(cur.At)
+		pos, _ := binlogpos.ParsePosition(cur.At)
 		info := cur.Shape.clone()
 		info.refreshJSON()
 		h.tables[change.TableID{DB: t.DB, Table: t.Table}] = []shapeVersion{{at: pos, info: info}}
@@ -297,12 +298,12 @@ func (h *schemaHistory) restore(f *historyFile, at Position, log *slog.Logger) {
 
 // atOrBefore reports whether p is at or before q: by GTID when both have them, by binlog
 // file and offset otherwise. ok is false when they cannot be ordered.
-func atOrBefore(p, q Position) (before, ok bool) {
+func atOrBefore(p, q binlogpos.Position) (before, ok bool) {
 	if c, ok := p.Compare(q); ok {
 		return c <= 0, true
 	}
 	if p.File != "" && q.File != "" {
-		c, ok := compareBinlogFiles(p.File, q.File)
+		c, ok := binlogpos.CompareBinlogFiles(p.File, q.File)
 		switch {
 		case !ok:
 			return false, false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -134,7 +135,7 @@ func TestDDLHistoryRestart(t *testing.T) {
 		isLast := func(c change.Change) bool { return c.Op == change.Delete }
 
 		cfg = testConfig(srv, name)
-		cfg.Position, _ = ParsePosition(pos)
+		cfg.Position, _ = binlogpos.ParsePosition(pos)
 		cfg.SchemaHistory = stored
 		src2, r2 := startSource(t, cfg, nil)
 		all := collect(t, r2, isLast)
@@ -153,7 +154,7 @@ func TestDDLHistoryRestart(t *testing.T) {
 			t.Fatal("no insert of row 4")
 		}
 		cfg = testConfig(srv, name)
-		cfg.Position, _ = ParsePosition(all.ends[mid])
+		cfg.Position, _ = binlogpos.ParsePosition(all.ends[mid])
 		cfg.SchemaHistory = later
 		_, r3 := startSource(t, cfg, nil)
 		if got, want := renderPlain(collect(t, r3, isLast).changes), renderPlain(all.changes[mid+1:]); got != want {
@@ -162,7 +163,7 @@ func TestDDLHistoryRestart(t *testing.T) {
 
 		// No row metadata: names, signedness, character sets, labels and keys from the history.
 		cfg = testConfig(srv, name)
-		cfg.Position, _ = ParsePosition(pos)
+		cfg.Position, _ = binlogpos.ParsePosition(pos)
 		cfg.SchemaHistory = stored
 		_, r4 := startSource(t, cfg, stripRowMetadata)
 		if got, want := renderPlain(collect(t, r4, isLast).changes), renderPlain(all.changes); got != want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -15,7 +16,7 @@ import (
 // stops the stream with a fatal error at the position before it, instead of being skipped
 // with its rows.
 func TestCompressedTransactionStops(t *testing.T) {
-	from := Position{File: "binlog.000007", Offset: 1200}
+	from := binlogpos.Position{File: "binlog.000007", Offset: 1200}
 	s := newStream(&Config{}, nil, make(chan change.Batch, 1), from, false)
 	ev := &replication.BinlogEvent{
 		Header: &replication.EventHeader{EventType: replication.TRANSACTION_PAYLOAD_EVENT, LogPos: 5000, Timestamp: 1},

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 )
 
 // Severity says whether a Problem stops the pipeline.
@@ -84,7 +86,7 @@ func Preflight(ctx context.Context, cfg Config) []Problem {
 
 // readFrom is the position a stream of c reads from when it is known before connecting:
 // the stored one, or the specific-offset start.
-func (c Config) readFrom() Position {
+func (c Config) readFrom() binlogpos.Position {
 	if c.Position.IsZero() && c.Startup == StartSpecific {
 		return c.StartPosition
 	}

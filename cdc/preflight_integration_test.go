@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
@@ -19,7 +20,7 @@ func TestPreflight(t *testing.T) {
 			t.Fatalf("CDC user on the test server: %v", problems)
 		}
 
-		cfg.Position = Position{File: "mariadb-bin.000000", Offset: 4}
+		cfg.Position = binlogpos.Position{File: "mariadb-bin.000000", Offset: 4}
 		problems := Preflight(ctx, cfg)
 		if len(problems) != 1 || problems[0].Check != "position" || !strings.Contains(problems[0].Message, "re-snapshot") {
 			t.Fatalf("purged position: %v", problems)

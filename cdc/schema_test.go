@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -118,9 +119,9 @@ func TestNewTableKeys(t *testing.T) {
 
 func TestSchemaCacheVersions(t *testing.T) {
 	id := change.TableID{DB: "d", Table: "t"}
-	hist := newSchemaHistory(Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
+	hist := newSchemaHistory(binlogpos.Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
 	c := newSchemaCache(hist, nil, schemaOptions{}, slog.New(slog.DiscardHandler))
-	at := func(off uint32) Position { return Position{File: "b.000001", Offset: off} }
+	at := func(off uint32) binlogpos.Position { return binlogpos.Position{File: "b.000001", Offset: off} }
 	hist.record(id, at(1), &tableInfo{
 		Columns:    []infoColumn{{Name: "a", DataType: "int", ColumnType: "int(11)"}},
 		PrimaryKey: []string{"a"},
@@ -226,9 +227,9 @@ func TestTableFromMapNotNull(t *testing.T) {
 func TestSchemaCacheKeylessCreate(t *testing.T) {
 	id := change.TableID{DB: "d", Table: "t2"}
 	log := slog.New(slog.DiscardHandler)
-	hist := newSchemaHistory(Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
+	hist := newSchemaHistory(binlogpos.Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
 	c := newSchemaCache(hist, nil, schemaOptions{}, log)
-	at := func(off uint32) Position { return Position{File: "b.000001", Offset: off} }
+	at := func(off uint32) binlogpos.Position { return binlogpos.Position{File: "b.000001", Offset: off} }
 	for i, step := range []struct {
 		ddl     string
 		changed bool // told as a new shape

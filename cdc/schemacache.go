@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -52,7 +53,7 @@ func (c *schemaCache) entry(id change.TableID) *cacheEntry {
 // transaction that starts at position at. The schema keeps its version (and pointer) while
 // the shape is unchanged. A table the history does not have (or has as dropped) is read from
 // information_schema and recorded from at on.
-func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMapEvent, at Position) (*Table, error) {
+func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMapEvent, at binlogpos.Position) (*Table, error) {
 	id := change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}
 	e := c.entry(id)
 	if e.table != nil && e.binlogID == tm.TableID {
@@ -98,7 +99,7 @@ func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *Table) bool {
 // binlog's metadata. A table that the DDL at position at created (or renamed onto its name)
 // without a key is kept in c.keyless and left out: a later DDL of its creation may still
 // give it a key, and its first rows decide (stream.tableMap).
-func (c *schemaCache) afterDDL(ids []change.TableID, at Position) (changed []*Table, keyed map[change.TableID]bool, err error) {
+func (c *schemaCache) afterDDL(ids []change.TableID, at binlogpos.Position) (changed []*Table, keyed map[change.TableID]bool, err error) {
 	for _, id := range ids {
 		info, _ := c.hist.shape(id)
 		if info == nil { // dropped or renamed away

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 )
 
 // ServerIdentity tells one server from another behind the same address: a stored position is
@@ -47,7 +49,7 @@ func ParseServerIdentity(s string) (ServerIdentity, error) {
 		key, val, _ := strings.Cut(field, "=")
 		switch key {
 		case "server_id":
-			n, err := parseDecimal(val, 32)
+			n, err := binlogpos.ParseDecimal(val, 32)
 			if err != nil {
 				return ServerIdentity{}, fmt.Errorf("server identity %q: server_id: %w", s, err)
 			}
@@ -56,7 +58,7 @@ func ParseServerIdentity(s string) (ServerIdentity, error) {
 			id.UUID = val
 		case "gtid_domains":
 			for _, d := range strings.Split(val, ",") {
-				n, err := parseDecimal(d, 32)
+				n, err := binlogpos.ParseDecimal(d, 32)
 				if err != nil {
 					return ServerIdentity{}, fmt.Errorf("server identity %q: gtid_domains: %w", s, err)
 				}
@@ -108,17 +110,17 @@ func readServerIdentity(ctx context.Context, db *sql.DB) (ServerIdentity, error)
 // gtidBinlogState reads MariaDB's @@gtid_binlog_state: the last GTID of every (domain,
 // server id) pair in the binlog, purged files included. A server without it (MySQL) has an
 // empty state.
-func gtidBinlogState(ctx context.Context, db *sql.DB) ([]GTID, error) {
+func gtidBinlogState(ctx context.Context, db *sql.DB) ([]binlogpos.GTID, error) {
 	var text sql.NullString
 	if db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_binlog_state").Scan(&text) != nil {
 		return nil, nil // MySQL
 	}
-	var state []GTID
+	var state []binlogpos.GTID
 	for _, part := range strings.Split(text.String, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
-		g, err := ParseGTID(part)
+		g, err := binlogpos.ParseGTID(part)
 		if err != nil {
 			return nil, fmt.Errorf("cdc: @@gtid_binlog_state: %w", err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
 )
@@ -128,7 +129,7 @@ func (s *Source) SchemaHistory() []byte {
 // startHistory builds the schema history the stream starts with: the stored one at the
 // stored position when there is one, completed with the captured tables it does not have as
 // information_schema shows them now.
-func (s *Source) startHistory(ctx context.Context, loader sqlInfo, srv *server, from Position) (*schemaHistory, error) {
+func (s *Source) startHistory(ctx context.Context, loader sqlInfo, srv *server, from binlogpos.Position) (*schemaHistory, error) {
 	initial, err := loader.loadAll(ctx, s.cfg.Tables)
 	if err != nil {
 		return nil, retryableOp("read information_schema", err)
@@ -167,28 +168,28 @@ func showsIntWidths(srv *server) bool {
 
 // CurrentPosition reads the server's current binlog position (its GTID position on MariaDB,
 // SHOW MASTER STATUS otherwise) with cfg's connection settings.
-func CurrentPosition(ctx context.Context, cfg Config) (Position, error) {
+func CurrentPosition(ctx context.Context, cfg Config) (binlogpos.Position, error) {
 	s, err := New(cfg)
 	if err != nil {
-		return Position{}, err
+		return binlogpos.Position{}, err
 	}
 	db, err := s.openDB()
 	if err != nil {
-		return Position{}, err
+		return binlogpos.Position{}, err
 	}
 	defer db.Close()
 	srv, err := inspectServer(ctx, db)
 	if err != nil {
-		return Position{}, err
+		return binlogpos.Position{}, err
 	}
 	// The file form as well, so that a stream positioned by file alone can compare with it.
 	st, err := masterStatus(ctx, db)
 	if err != nil {
-		return Position{}, err
+		return binlogpos.Position{}, err
 	}
 	pos, _, err := latestPosition(ctx, db, srv)
 	if err != nil {
-		return Position{}, err
+		return binlogpos.Position{}, err
 	}
 	pos.File, pos.Offset = st.File, st.Offset
 	return pos, nil
@@ -428,7 +429,7 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 // recheck runs the [Preflight] checks again before a reconnect, against the position the
 // stream resumes from: the server may have been reconfigured (binlog_format), rebuilt or
 // replaced while the connection was down. A server that cannot be reached yet is retried.
-func (s *Source) recheck(ctx context.Context, reconnect bool, from Position) error {
+func (s *Source) recheck(ctx context.Context, reconnect bool, from binlogpos.Position) error {
 	if !reconnect {
 		return nil // the caller checked before the first read
 	}
@@ -527,7 +528,7 @@ func (h *eventHandler) HandleEvent(ev *replication.BinlogEvent) error {
 // every Heartbeat when it has nothing else to send.
 func (s *Source) readTimeout() time.Duration { return 2*s.cfg.Heartbeat + 10*time.Second }
 
-func startSync(syncer *replication.BinlogSyncer, from Position) (*replication.BinlogStreamer, error) {
+func startSync(syncer *replication.BinlogSyncer, from binlogpos.Position) (*replication.BinlogStreamer, error) {
 	switch {
 	case len(from.MariaDB) > 0:
 		set, err := gomysql.ParseMariadbGTIDSet(from.MariaDBString())
@@ -606,7 +607,7 @@ const (
 
 // classify types a session error: fatal position, server-id and access problems, and
 // retryable connection problems.
-func classify(err error, at Position, serverID uint32) error {
+func classify(err error, at binlogpos.Position, serverID uint32) error {
 	if err == nil {
 		return &RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
 	}

@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
+
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 // startPosition resolves where the stream starts: the stored position, or the startup
 // mode's. gtidKnown says the position's GTID form is complete (it may be resumed from).
-func (s *Source) startPosition(ctx context.Context, db *sql.DB, srv *server) (Position, bool, error) {
+func (s *Source) startPosition(ctx context.Context, db *sql.DB, srv *server) (binlogpos.Position, bool, error) {
 	if !s.cfg.Position.IsZero() {
 		return s.cfg.Position, s.cfg.Position.HasGTID(), nil
 	}
@@ -21,60 +23,60 @@ func (s *Source) startPosition(ctx context.Context, db *sql.DB, srv *server) (Po
 	case StartEarliest:
 		files, err := binaryLogs(ctx, db)
 		if err != nil {
-			return Position{}, false, err
+			return binlogpos.Position{}, false, err
 		}
-		return Position{File: files[0].name, Offset: 4}, false, nil
+		return binlogpos.Position{File: files[0].name, Offset: 4}, false, nil
 	case StartSpecific:
 		return s.cfg.StartPosition, s.cfg.StartPosition.HasGTID(), nil
 	case StartTimestamp:
 		file, err := s.fileForTime(ctx, db, srv, s.cfg.StartTime)
 		if err != nil {
-			return Position{}, false, err
+			return binlogpos.Position{}, false, err
 		}
-		return Position{File: file, Offset: 4}, false, nil
+		return binlogpos.Position{File: file, Offset: 4}, false, nil
 	}
 	return latestPosition(ctx, db, srv)
 }
 
 // latestPosition reads the server's current position: @@gtid_binlog_pos on MariaDB (one
 // read, so file and GTIDs cannot disagree), SHOW MASTER STATUS otherwise.
-func latestPosition(ctx context.Context, db *sql.DB, srv *server) (Position, bool, error) {
+func latestPosition(ctx context.Context, db *sql.DB, srv *server) (binlogpos.Position, bool, error) {
 	if srv.mariaDB {
 		var gtids string
 		if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtids); err != nil {
-			return Position{}, false, fmt.Errorf("cdc: read @@gtid_binlog_pos: %w", err)
+			return binlogpos.Position{}, false, fmt.Errorf("cdc: read @@gtid_binlog_pos: %w", err)
 		}
-		set, err := ParseMariaDBGTIDs(gtids)
+		set, err := binlogpos.ParseMariaDBGTIDs(gtids)
 		if err != nil {
-			return Position{}, false, fmt.Errorf("cdc: @@gtid_binlog_pos: %w", err)
+			return binlogpos.Position{}, false, fmt.Errorf("cdc: @@gtid_binlog_pos: %w", err)
 		}
 		if len(set) > 0 {
-			return Position{MariaDB: set}, true, nil
+			return binlogpos.Position{MariaDB: set}, true, nil
 		}
 	}
 	st, err := masterStatus(ctx, db)
 	if err != nil {
-		return Position{}, false, err
+		return binlogpos.Position{}, false, err
 	}
 	return st, srv.mariaDB || st.MySQL != "", nil
 }
 
 // masterStatus runs SHOW MASTER STATUS (SHOW BINARY LOG STATUS on MySQL 8.4+).
-func masterStatus(ctx context.Context, db *sql.DB) (Position, error) {
+func masterStatus(ctx context.Context, db *sql.DB) (binlogpos.Position, error) {
 	rows, err := db.QueryContext(ctx, "SHOW MASTER STATUS")
 	if err != nil {
 		var retry error
 		if rows, retry = db.QueryContext(ctx, "SHOW BINARY LOG STATUS"); retry != nil {
-			return Position{}, fmt.Errorf("cdc: SHOW MASTER STATUS: %w (grant BINLOG MONITOR or REPLICATION CLIENT)", err)
+			return binlogpos.Position{}, fmt.Errorf("cdc: SHOW MASTER STATUS: %w (grant BINLOG MONITOR or REPLICATION CLIENT)", err)
 		}
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return Position{}, err
+		return binlogpos.Position{}, err
 	}
 	if !rows.Next() {
-		return Position{}, errors.New("cdc: SHOW MASTER STATUS returned no row: the binary log is off (set log_bin)")
+		return binlogpos.Position{}, errors.New("cdc: SHOW MASTER STATUS returned no row: the binary log is off (set log_bin)")
 	}
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
@@ -82,19 +84,19 @@ func masterStatus(ctx context.Context, db *sql.DB) (Position, error) {
 		ptrs[i] = &vals[i]
 	}
 	if err := rows.Scan(ptrs...); err != nil {
-		return Position{}, err
+		return binlogpos.Position{}, err
 	}
-	var p Position
+	var p binlogpos.Position
 	p.File = vals[0].String
 	var off uint64
 	if _, err := fmt.Sscan(vals[1].String, &off); err != nil {
-		return Position{}, fmt.Errorf("cdc: SHOW MASTER STATUS position %q: %w", vals[1].String, err)
+		return binlogpos.Position{}, fmt.Errorf("cdc: SHOW MASTER STATUS position %q: %w", vals[1].String, err)
 	}
 	p.Offset = uint32(off)
 	for i, c := range cols {
 		if c == "Executed_Gtid_Set" && vals[i].String != "" {
-			if p.MySQL, err = NormalizeMySQLGTIDSet(vals[i].String); err != nil {
-				return Position{}, err
+			if p.MySQL, err = binlogpos.NormalizeMySQLGTIDSet(vals[i].String); err != nil {
+				return binlogpos.Position{}, err
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -46,7 +47,7 @@ func TestStopAt(t *testing.T) {
 		if len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
 			t.Fatalf("rows %v, want [1 2]", ids)
 		}
-		end, err := ParsePosition(string(last.Position))
+		end, err := binlogpos.ParsePosition(string(last.Position))
 		if err != nil {
 			t.Fatal(err)
 		}

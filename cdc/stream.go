@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -25,14 +26,14 @@ type stream struct {
 	out   chan<- change.Batch
 	now   func() time.Time
 
-	delivered Position // after the last transaction whose End batch was sent (or skipped)
-	cur       Position // file/offset of the next event; GTIDs as of the last complete transaction
-	gtidKnown bool     // cur's GTID form covers every domain, so it can be resumed from
+	delivered binlogpos.Position // after the last transaction whose End batch was sent (or skipped)
+	cur       binlogpos.Position // file/offset of the next event; GTIDs as of the last complete transaction
+	gtidKnown bool               // cur's GTID form covers every domain, so it can be resumed from
 
 	// The open transaction.
 	inTxn      bool
 	standalone bool // MariaDB: the transaction ends with its first statement (DDL)
-	txnGTID    GTID
+	txnGTID    binlogpos.GTID
 	txnMySQL   mysqlGTID
 	batch      []change.Change
 	emitted    int // changes of this transaction already sent in End=false batches
@@ -78,7 +79,7 @@ type mysqlGTID struct {
 	gno int64
 }
 
-func newStream(cfg *Config, cache *schemaCache, out chan<- change.Batch, from Position, gtidKnown bool) *stream {
+func newStream(cfg *Config, cache *schemaCache, out chan<- change.Batch, from binlogpos.Position, gtidKnown bool) *stream {
 	return &stream{cfg: cfg, cache: cache, out: out, now: time.Now, delivered: from, cur: from,
 		gtidKnown: gtidKnown, tables: map[uint64]*mappedTable{}, maps: map[uint64]*seenMap{}}
 }
@@ -147,9 +148,9 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 // MariadbGTIDEvent.GTID must not be read: go-mysql's syncer keeps a pointer to it in its
 // accumulated GTID set and overwrites it with later GTIDs from its own goroutine (a data
 // race; with a GTID start it changes under the reader's feet).
-func mariaDBGTID(ev *replication.BinlogEvent) (GTID, byte) {
+func mariaDBGTID(ev *replication.BinlogEvent) (binlogpos.GTID, byte) {
 	body := ev.RawData[replication.EventHeaderSize:]
-	return GTID{
+	return binlogpos.GTID{
 		Domain: binary.LittleEndian.Uint32(body[8:]),
 		Server: ev.Header.ServerID,
 		Seq:    binary.LittleEndian.Uint64(body),
@@ -170,7 +171,7 @@ func isHeartbeat(h *replication.EventHeader) bool {
 
 func (s *stream) begin(h *replication.EventHeader) {
 	s.inTxn, s.standalone = true, false
-	s.txnGTID, s.txnMySQL = GTID{}, mysqlGTID{}
+	s.txnGTID, s.txnMySQL = binlogpos.GTID{}, mysqlGTID{}
 	s.advance(h)
 }
 
@@ -180,16 +181,16 @@ func (s *stream) gtidList(e *replication.MariadbGTIDListEvent) {
 	if s.gtidKnown {
 		return
 	}
-	var set []GTID
+	var set []binlogpos.GTID
 	for _, g := range e.GTIDs {
-		cur := GTID{Domain: g.DomainID, Server: g.ServerID, Seq: g.SequenceNumber}
+		cur := binlogpos.GTID{Domain: g.DomainID, Server: g.ServerID, Seq: g.SequenceNumber}
 		if i := gtidIndex(set, g.DomainID); i >= 0 {
 			if set[i].Seq < cur.Seq {
 				set[i] = cur
 			}
 			continue
 		}
-		set = withGTID(set, cur)
+		set = binlogpos.WithGTID(set, cur)
 	}
 	s.cur.MariaDB, s.gtidKnown = set, true
 	if !s.inTxn {
@@ -197,7 +198,7 @@ func (s *stream) gtidList(e *replication.MariadbGTIDListEvent) {
 	}
 }
 
-func gtidIndex(set []GTID, domain uint32) int {
+func gtidIndex(set []binlogpos.GTID, domain uint32) int {
 	for i, g := range set {
 		if g.Domain == domain {
 			return i
@@ -210,7 +211,7 @@ func (s *stream) previousGTIDs(e *replication.PreviousGTIDsEvent) {
 	if s.gtidKnown {
 		return
 	}
-	if set, err := NormalizeMySQLGTIDSet(e.GTIDSets); err == nil {
+	if set, err := binlogpos.NormalizeMySQLGTIDSet(e.GTIDSets); err == nil {
 		s.cur.MySQL, s.gtidKnown = set, true
 	}
 }
@@ -449,17 +450,17 @@ func (s *stream) ddl(ctx context.Context, db, query string) error {
 
 // endPosition is the position after the open transaction once its last event has been
 // handled: what commit stores.
-func (s *stream) endPosition() Position {
+func (s *stream) endPosition() binlogpos.Position {
 	pos := s.cur
 	if !s.gtidKnown {
 		pos.MariaDB, pos.MySQL = nil, ""
 		return pos
 	}
-	if s.txnGTID != (GTID{}) {
-		pos.MariaDB = withGTID(pos.MariaDB, s.txnGTID)
+	if s.txnGTID != (binlogpos.GTID{}) {
+		pos.MariaDB = binlogpos.WithGTID(pos.MariaDB, s.txnGTID)
 	}
 	if s.txnMySQL.sid != "" {
-		pos.MySQL = addMySQLGTID(pos.MySQL, s.txnMySQL)
+		pos.MySQL = binlogpos.AddMySQLGTID(pos.MySQL, s.txnMySQL.sid, uint64(s.txnMySQL.gno))
 	}
 	return pos
 }
@@ -497,7 +498,7 @@ func (s *stream) commit(ctx context.Context) error {
 var errCaughtUp = errors.New("cdc: caught up")
 
 // reached reports whether pos is at or past Config.StopAt.
-func (s *stream) reached(pos Position) bool {
+func (s *stream) reached(pos binlogpos.Position) bool {
 	if s.cfg.StopAt.IsZero() {
 		return false
 	}
@@ -530,13 +531,4 @@ func (s *stream) send(ctx context.Context, b change.Batch) error {
 		s.sentPos = string(b.Position)
 	}
 	return nil
-}
-
-func addMySQLGTID(set string, g mysqlGTID) string {
-	parsed, err := parseMySQLGTIDSet(set)
-	if err != nil {
-		return set
-	}
-	parsed.add(g.sid, interval{uint64(g.gno), uint64(g.gno) + 1})
-	return parsed.String()
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -58,11 +59,11 @@ func TestTransactionBatches(t *testing.T) {
 		if err := conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&last); err != nil {
 			t.Fatal(err)
 		}
-		set, err := ParseMariaDBGTIDs(last)
+		set, err := binlogpos.ParseMariaDBGTIDs(last)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Position{MariaDB: set}
+		want := binlogpos.Position{MariaDB: set}
 		var sizes []int
 		var keys []string
 		for {
@@ -70,7 +71,7 @@ func TestTransactionBatches(t *testing.T) {
 			sizes = append(sizes, len(b.Changes))
 			keys = append(keys, keysOf(b.Changes)...)
 			if b.End {
-				if got, _ := ParsePosition(string(b.Position)); got.MariaDBString() != want.MariaDBString() {
+				if got, _ := binlogpos.ParsePosition(string(b.Position)); got.MariaDBString() != want.MariaDBString() {
 					t.Errorf("End position %s, want gtid %s", b.Position, want.MariaDBString())
 				}
 				break
@@ -159,11 +160,11 @@ func TestResumeExactlyAfter(t *testing.T) {
 		if err := r.stop(t); err != nil {
 			t.Fatal(err)
 		}
-		pos, err := ParsePosition(string(end.Position))
+		pos, err := binlogpos.ParsePosition(string(end.Position))
 		if err != nil || !pos.HasGTID() || pos.File == "" {
 			t.Fatalf("End position %q: %v", end.Position, err)
 		}
-		for _, resume := range []Position{pos, {File: pos.File, Offset: pos.Offset}} {
+		for _, resume := range []binlogpos.Position{pos, {File: pos.File, Offset: pos.Offset}} {
 			cfg := testConfig(srv, name)
 			cfg.Position = resume
 			r := start(t, cfg)
@@ -283,7 +284,7 @@ func TestHeartbeatAdvancesPosition(t *testing.T) {
 			if len(b.Changes) != 0 || !b.End {
 				t.Fatalf("unexpected batch %+v", b)
 			}
-			pos, err := ParsePosition(string(b.Position))
+			pos, err := binlogpos.ParsePosition(string(b.Position))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +301,7 @@ func TestPurgedPosition(t *testing.T) {
 	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
 		name, _ := srv.Database(t)
 		cfg := testConfig(srv, name)
-		cfg.Position = Position{File: "mariadb-bin.000000", Offset: 4}
+		cfg.Position = binlogpos.Position{File: "mariadb-bin.000000", Offset: 4}
 		src, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -389,7 +390,7 @@ func TestGTIDServerIDChange(t *testing.T) {
 			ends = append(ends, end)
 		}
 		for i, end := range ends[:3] {
-			pos, err := ParsePosition(string(end.Position))
+			pos, err := binlogpos.ParsePosition(string(end.Position))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -397,7 +398,7 @@ func TestGTIDServerIDChange(t *testing.T) {
 				t.Fatalf("End position %s has no GTID", end.Position)
 			}
 			cfg := testConfig(srv, name)
-			cfg.Position = Position{MariaDB: pos.MariaDB}
+			cfg.Position = binlogpos.Position{MariaDB: pos.MariaDB}
 			rr := start(t, cfg)
 			changes, _ := rr.changesUntil(t, isRow)
 			if got, want := keysOf(changes)[0], fmt.Sprintf("int:%d", i+2); got != want {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/jdbctls"
 	"github.com/ingestkit/ingest/pipeline"
@@ -167,15 +168,15 @@ func chunkKeys(s *pipeline.Source) func(change.TableID) []string {
 	}
 }
 
-func specificOffset(s pipeline.Source) (cdc.Position, error) {
+func specificOffset(s pipeline.Source) (binlogpos.Position, error) {
 	if s.SpecificOffsetGTIDSet != "" {
-		pos, err := cdc.ParsePosition(s.SpecificOffsetGTIDSet)
+		pos, err := binlogpos.ParsePosition(s.SpecificOffsetGTIDSet)
 		if err != nil {
-			return cdc.Position{}, fmt.Errorf("source: scan.startup.specific-offset.gtid-set: %w", err)
+			return binlogpos.Position{}, fmt.Errorf("source: scan.startup.specific-offset.gtid-set: %w", err)
 		}
 		return pos, nil
 	}
-	return cdc.Position{File: s.SpecificOffsetFile, Offset: uint32(s.SpecificOffsetPos)}, nil
+	return binlogpos.Position{File: s.SpecificOffsetFile, Offset: uint32(s.SpecificOffsetPos)}, nil
 }
 
 // sinkConfig maps the sink block onto upsert.Config (without the Acked callback).

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 )
@@ -104,7 +105,7 @@ func (c *captureSet) keyless(id change.TableID, rows bool) error {
 
 // created is the stream's report of a CREATE TABLE (cdc.Config.Created): a matching table
 // not in the set joins it with the flag on, and is warned about with the flag off.
-func (c *captureSet) created(id change.TableID, at cdc.Position) {
+func (c *captureSet) created(id change.TableID, at binlogpos.Position) {
 	if !c.match(id.DB, id.Table) {
 		return
 	}

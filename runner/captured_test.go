@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 )
 
 func TestCaptureSet(t *testing.T) {
 	match := func(db, table string) bool { return db == "d" }
-	at := cdc.Position{File: "bin.000001", Offset: 700}
+	at := binlogpos.Position{File: "bin.000001", Offset: 700}
 	created := change.TableID{DB: "d", Table: "n"}
 	for _, c := range []struct {
 		newly    bool
@@ -81,7 +82,7 @@ func TestCaptureSet(t *testing.T) {
 // stops the pipeline as before; a skipped table created again is captured again.
 func TestCaptureSetKeyless(t *testing.T) {
 	match := func(db, table string) bool { return db == "d" }
-	at := cdc.Position{File: "bin.000001", Offset: 700}
+	at := binlogpos.Position{File: "bin.000001", Offset: 700}
 	n := change.TableID{DB: "d", Table: "n"}
 	snap := change.TableID{DB: "d", Table: "a"}
 	for _, strict := range []bool{false, true} {
@@ -118,7 +119,7 @@ func TestCaptureSetKeyless(t *testing.T) {
 		if strings.Count(buf.String(), "level=WARN") != 1 {
 			t.Errorf("skip: warned again:\n%s", buf)
 		}
-		s.created(n, cdc.Position{File: "bin.000001", Offset: 900}) // dropped and created again
+		s.created(n, binlogpos.Position{File: "bin.000001", Offset: 900}) // dropped and created again
 		if !s.Match("d", "n") {
 			t.Error("a skipped table created again is not captured")
 		}

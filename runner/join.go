@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/pipeline"
@@ -38,9 +39,9 @@ type join struct {
 	tables []change.TableID
 	why    map[change.TableID]string
 	snap   *snapshot.Snapshot
-	from   cdc.Position // where the stream resumes: the stored position
-	pos    []byte       // the stored position as stored, for the chunks' checkpoints
-	state  upsert.State // what each of the join's chunks stores: the captured set with the joined tables pending
+	from   binlogpos.Position // where the stream resumes: the stored position
+	pos    []byte             // the stored position as stored, for the chunks' checkpoints
+	state  upsert.State       // what each of the join's chunks stores: the captured set with the joined tables pending
 }
 
 // Reasons a table joins the captured set.

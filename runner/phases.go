@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/pipeline"
@@ -22,7 +23,7 @@ type phases struct {
 	progress  *snapshot.Progress // the stored snapshot progress, if any
 	runSnap   bool               // the snapshot still has chunks to read
 	stream    bool               // the binlog follows (false for scan.startup.mode snapshot)
-	from      cdc.Position       // the stored stream position (zero: from the hand-off or the startup mode)
+	from      binlogpos.Position // the stored stream position (zero: from the hand-off or the startup mode)
 	atHandoff bool               // from is the finished snapshot's hand-off position, as its end stored it
 	schema    []byte             // the schema history stored with from
 	join      *join              // the tables joining the captured set, snapshotted before the stream (join.go); nil: none
@@ -32,7 +33,7 @@ type phases struct {
 func (r *run) planPhases(stored *state.Checkpoint) (*phases, error) {
 	ph := &phases{stream: r.def.Source.StartupMode != pipeline.StartupSnapshot}
 	if stored != nil && stored.Position != "" {
-		pos, err := cdc.ParsePosition(stored.Position)
+		pos, err := binlogpos.ParsePosition(stored.Position)
 		if err != nil {
 			return nil, fmt.Errorf("state %s: stored position: %w", r.store.Dir(), err)
 		}
@@ -302,7 +303,7 @@ func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) err
 // stored by an older ingest with a position and no snapshot progress (it did not keep the
 // set once the hand-off was over), it is every table that matches now, captured from the
 // stored position as that ingest did.
-func (r *run) matchingNow(ctx context.Context, from cdc.Position) (snapshot.Progress, error) {
+func (r *run) matchingNow(ctx context.Context, from binlogpos.Position) (snapshot.Progress, error) {
 	db, err := cdc.Open(r.src)
 	if err != nil {
 		return snapshot.Progress{}, err

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/consumer"
@@ -109,14 +110,14 @@ func Plan(ctx context.Context, def *pipeline.Definition, opts Options) (*Report,
 // storedSource returns what the local state directory holds of the source, for plan to
 // check as apply would: the stored stream position (at-least-once; exactly-once keeps it in
 // Kafka) and the server identity. Unreadable state gives nothing; startReason reports it.
-func storedSource(def *pipeline.Definition, dir string) (cdc.Position, string) {
+func storedSource(def *pipeline.Definition, dir string) (binlogpos.Position, string) {
 	id, cp, err := state.Peek(dir)
 	if err != nil {
-		return cdc.Position{}, ""
+		return binlogpos.Position{}, ""
 	}
-	var from cdc.Position
+	var from binlogpos.Position
 	if cp != nil && def.Sink.DeliveryGuarantee != pipeline.DeliveryExactlyOnce {
-		from, _ = cdc.ParsePosition(cp.Position)
+		from, _ = binlogpos.ParsePosition(cp.Position)
 	}
 	var server string
 	if id != nil {

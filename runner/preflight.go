@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/upsert"
 )
 
@@ -13,7 +14,7 @@ import (
 // (cdc.Preflight): the server's binlog settings, the grants, the server's identity against
 // the one recorded with the state (server, when known) and the position the stream reads
 // from (from; zero for none stored).
-func sourceChecks(ctx context.Context, src cdc.Config, from cdc.Position, server string) []cdc.Problem {
+func sourceChecks(ctx context.Context, src cdc.Config, from binlogpos.Position, server string) []cdc.Problem {
 	src.Position, src.Server = from, server
 	return cdc.Preflight(ctx, src)
 }
@@ -23,7 +24,7 @@ func sourceChecks(ctx context.Context, src cdc.Config, from cdc.Position, server
 // with a terminal *cdc.PreflightError naming the fix, before any record is written; warnings
 // are logged once per process. The first run that passes records the server's identity in
 // the state, and the stream compares it on every reconnect (cdc.Config.Server).
-func (r *run) preflight(ctx context.Context, from cdc.Position) error {
+func (r *run) preflight(ctx context.Context, from binlogpos.Position) error {
 	problems := sourceChecks(ctx, r.src, from, r.store.Server())
 	if err := ctx.Err(); err != nil {
 		return err // stopped (SIGTERM) while checking: the problems are the cancellation's

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
@@ -653,13 +654,13 @@ func (r *run) capturedProgress() ([]byte, error) {
 
 // streamPosition is the position of a stream transaction's End batch: the source's typed
 // one, parsed from the text only when the source gave none.
-func streamPosition(end change.Batch) (cdc.Position, error) {
-	if pos, ok := end.Mark.(cdc.Position); ok {
+func streamPosition(end change.Batch) (binlogpos.Position, error) {
+	if pos, ok := end.Mark.(binlogpos.Position); ok {
 		return pos, nil
 	}
-	pos, err := cdc.ParsePosition(string(end.Position))
+	pos, err := binlogpos.ParsePosition(string(end.Position))
 	if err != nil {
-		return cdc.Position{}, fmt.Errorf("stream position %q: %w", end.Position, err)
+		return binlogpos.Position{}, fmt.Errorf("stream position %q: %w", end.Position, err)
 	}
 	return pos, nil
 }

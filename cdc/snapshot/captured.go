@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -110,16 +110,16 @@ func (p Progress) Compact() Progress {
 // smallest low watermark of its chunks, or, with no chunk at all (no table matched), the
 // position read when the snapshot listed its tables. ok is false when neither is known (a
 // progress of an older format that covered no table).
-func (p Progress) HandoffPosition() (cdc.Position, bool, error) {
+func (p Progress) HandoffPosition() (binlogpos.Position, bool, error) {
 	if pos, ok, err := p.Start(); ok || err != nil {
 		return pos, ok, err
 	}
 	if p.ListedAt == "" {
-		return cdc.Position{}, false, nil
+		return binlogpos.Position{}, false, nil
 	}
-	pos, err := cdc.ParsePosition(p.ListedAt)
+	pos, err := binlogpos.ParsePosition(p.ListedAt)
 	if err != nil {
-		return cdc.Position{}, false, fmt.Errorf("snapshot: hand-off position: %w", err)
+		return binlogpos.Position{}, false, fmt.Errorf("snapshot: hand-off position: %w", err)
 	}
 	return pos, true, nil
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
 )
@@ -22,7 +22,7 @@ import (
 // is text that only the server can order (a UCA collation), the Handoff keeps a connection
 // pool to weigh binlog keys: call Close once it is no longer used.
 type Handoff struct {
-	start, end cdc.Position
+	start, end binlogpos.Position
 	tables     map[change.TableID]*handoffTable
 	db         *sql.DB // nil unless a table needs the server to order its keys
 }
@@ -32,12 +32,12 @@ type Handoff struct {
 type handoffTable struct {
 	t           *table
 	chunks      []handoffChunk
-	first, last cdc.Position
+	first, last binlogpos.Position
 }
 
 type handoffChunk struct {
 	hi   []change.Value // nil: +∞
-	high cdc.Position
+	high binlogpos.Position
 }
 
 // Handoff returns the filter for the binlog stream after the snapshot. The progress must be
@@ -111,7 +111,7 @@ func (h *Handoff) Close() error {
 
 // gtidAt returns the MariaDB GTID state at a binlog file and offset, or nil when the server
 // cannot tell (MySQL, or the file is gone).
-func gtidAt(ctx context.Context, db *sql.DB, pos cdc.Position) ([]cdc.GTID, error) {
+func gtidAt(ctx context.Context, db *sql.DB, pos binlogpos.Position) ([]binlogpos.GTID, error) {
 	if mariaDB, err := isMariaDB(ctx, db); err != nil || !mariaDB || pos.File == "" {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func gtidAt(ctx context.Context, db *sql.DB, pos cdc.Position) ([]cdc.GTID, erro
 	if !text.Valid {
 		return nil, nil
 	}
-	return cdc.ParseMariaDBGTIDs(text.String)
+	return binlogpos.ParseMariaDBGTIDs(text.String)
 }
 
 // newHandoff builds the filter from the finished chunks of the given tables; chunks of other
@@ -153,7 +153,7 @@ func newHandoff(ctx context.Context, p Progress, tables []*table) (*Handoff, err
 func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable, error) {
 	type entry struct {
 		sp   span
-		high cdc.Position
+		high binlogpos.Position
 	}
 	var entries []entry
 	ht := &handoffTable{t: t}
@@ -165,7 +165,7 @@ func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable,
 		if err != nil {
 			return nil, err
 		}
-		high, err := cdc.ParsePosition(d.High)
+		high, err := binlogpos.ParsePosition(d.High)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %s: high watermark: %w", sp, err)
 		}
@@ -195,11 +195,11 @@ func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable,
 // Start returns where the binlog stream starts: the smallest low watermark of all chunks,
 // or, when there is none (no table matched), the position read before the snapshot listed
 // its tables ([Progress.HandoffPosition]).
-func (h *Handoff) Start() cdc.Position { return h.start }
+func (h *Handoff) Start() binlogpos.Position { return h.start }
 
 // Done reports whether pos is at or after every chunk's high watermark: from there on,
 // Skip is always false.
-func (h *Handoff) Done(pos cdc.Position) bool {
+func (h *Handoff) Done(pos binlogpos.Position) bool {
 	c, ok := pos.Compare(h.end)
 	return h.end.IsZero() || (ok && c >= 0)
 }
@@ -212,7 +212,7 @@ func (h *Handoff) Done(pos cdc.Position) bool {
 // is placed only when pos lies between the table's smallest and largest high watermark
 // (before, every chunk reflects the change; after, none does); a key that only the server
 // can order is then weighed by the server, which may fail.
-func (h *Handoff) Skip(ctx context.Context, table change.TableID, row change.Row, pos cdc.Position) (bool, error) {
+func (h *Handoff) Skip(ctx context.Context, table change.TableID, row change.Row, pos binlogpos.Position) (bool, error) {
 	t := h.tables[table]
 	if t == nil || row == nil {
 		return false, nil
@@ -238,7 +238,7 @@ func (h *Handoff) Skip(ctx context.Context, table change.TableID, row change.Row
 // not whether it is skipped: at or before the table's smallest high watermark every chunk
 // reflects it, after the largest none does, and positions that cannot be ordered are
 // never skipped.
-func (t *handoffTable) settled(pos cdc.Position) (skip, place bool) {
+func (t *handoffTable) settled(pos binlogpos.Position) (skip, place bool) {
 	if c, ok := pos.Compare(t.first); ok && c <= 0 {
 		return true, false
 	}
@@ -251,7 +251,7 @@ func (t *handoffTable) settled(pos cdc.Position) (skip, place bool) {
 // prefetch weighs at once the keys of b that Skip will place on tables whose keys only the
 // server can weigh (a large transaction takes one query per few hundred rows, not one per
 // row).
-func (h *Handoff) prefetch(ctx context.Context, b change.Batch, pos cdc.Position) error {
+func (h *Handoff) prefetch(ctx context.Context, b change.Batch, pos binlogpos.Position) error {
 	rows := map[*handoffTable][]change.Row{}
 	for _, c := range b.Changes {
 		if c.Schema == nil {
@@ -283,7 +283,7 @@ func (h *Handoff) prefetch(ctx context.Context, b change.Batch, pos cdc.Position
 // chunks) becomes an insert of the after image; in the opposite case it becomes a delete of
 // the before image when the record key changed, and is dropped otherwise. It fails only
 // when the server must weigh a key and cannot.
-func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos cdc.Position) (change.Batch, error) {
+func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos binlogpos.Position) (change.Batch, error) {
 	if err := h.prefetch(ctx, b, pos); err != nil {
 		return change.Batch{}, fault.MySQL(err) // the server weighs keys: a lost connection is retryable
 	}
@@ -305,7 +305,7 @@ func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos cdc.Position) 
 	return out, nil
 }
 
-func (h *Handoff) filter(ctx context.Context, c change.Change, pos cdc.Position) (change.Change, bool, error) {
+func (h *Handoff) filter(ctx context.Context, c change.Change, pos binlogpos.Position) (change.Change, bool, error) {
 	id := c.Schema.Table
 	switch c.Op {
 	case change.Insert:

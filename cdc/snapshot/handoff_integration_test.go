@@ -20,6 +20,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -309,7 +310,7 @@ func (c *checker) matches(db *sql.DB) {
 
 // streamTable reads the binlog from one position to another and calls fn with each
 // transaction's changes to tbl and the position just after it: a stand-in for cdc.Source.
-func streamTable(ctx context.Context, cfg Config, tbl *table, from, to cdc.Position, fn func(change.Batch, cdc.Position)) error {
+func streamTable(ctx context.Context, cfg Config, tbl *table, from, to binlogpos.Position, fn func(change.Batch, binlogpos.Position)) error {
 	host, port, _ := net.SplitHostPort(cfg.Addr)
 	p, _ := strconv.Atoi(port)
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
@@ -339,12 +340,12 @@ func streamTable(ctx context.Context, cfg Config, tbl *table, from, to cdc.Posit
 				}
 			}
 		case *replication.XIDEvent:
-			pos := cdc.Position{File: file, Offset: ev.Header.LogPos}
+			pos := binlogpos.Position{File: file, Offset: ev.Header.LogPos}
 			batch.End = true
 			fn(batch, pos)
 			batch = change.Batch{}
 		}
-		if c, _ := (cdc.Position{File: file, Offset: ev.Header.LogPos}).Compare(to); ev.Header.LogPos != 0 && c >= 0 {
+		if c, _ := (binlogpos.Position{File: file, Offset: ev.Header.LogPos}).Compare(to); ev.Header.LogPos != 0 && c >= 0 {
 			return nil
 		}
 	}
@@ -379,7 +380,7 @@ func appendChanges(b *change.Batch, tbl *table, e *replication.RowsEvent) error 
 	return nil
 }
 
-func masterPosition(t *testing.T, db *sql.DB) cdc.Position {
+func masterPosition(t *testing.T, db *sql.DB) binlogpos.Position {
 	t.Helper()
 	conn, err := db.Conn(context.Background())
 	if err != nil {
@@ -395,7 +396,7 @@ func masterPosition(t *testing.T, db *sql.DB) cdc.Position {
 
 // streamFunc streams the changes to tbl from one position to another, calling fn with each
 // source transaction and the position after it.
-type streamFunc func(ctx context.Context, cfg Config, tbl *table, from, to cdc.Position, fn func(change.Batch, cdc.Position)) error
+type streamFunc func(ctx context.Context, cfg Config, tbl *table, from, to binlogpos.Position, fn func(change.Batch, binlogpos.Position)) error
 
 // TestSnapshotUnderWrites runs a parallel snapshot while writers change the table, then
 // streams the binlog from the hand-off start through the Handoff filter: per key the versions
@@ -421,7 +422,7 @@ func TestSnapshotDuringAddColumn(t *testing.T) {
 }
 
 // sourceStream streams with cdc.Source, joining the batches of each transaction.
-func sourceStream(ctx context.Context, cfg Config, tbl *table, from, to cdc.Position, fn func(change.Batch, cdc.Position)) error {
+func sourceStream(ctx context.Context, cfg Config, tbl *table, from, to binlogpos.Position, fn func(change.Batch, binlogpos.Position)) error {
 	src, err := cdc.New(cdc.Config{Addr: cfg.Addr, User: cfg.User, Password: cfg.Password,
 		ServerID: cdc.ServerIDRange{First: cfg.ServerIDs.First}, Position: from, StopAt: to,
 		Tables: func(db, table string) bool { return db == tbl.id.DB && table == tbl.id.Table }})
@@ -439,7 +440,7 @@ func sourceStream(ctx context.Context, cfg Config, tbl *table, from, to cdc.Posi
 		if !b.End {
 			continue
 		}
-		pos, err := cdc.ParsePosition(string(b.Position))
+		pos, err := binlogpos.ParsePosition(string(b.Position))
 		if err != nil {
 			cancel()
 			<-errc
@@ -512,7 +513,7 @@ func snapshotUnderWrites(t *testing.T, srv testenv.Server, stream streamFunc, dd
 	skipped, streamed := 0, 0
 	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer scancel()
-	err = stream(sctx, s.cfg, tbl, h.Start(), end, func(b change.Batch, pos cdc.Position) {
+	err = stream(sctx, s.cfg, tbl, h.Start(), end, func(b change.Batch, pos binlogpos.Position) {
 		kept, err := h.Filter(sctx, b, pos)
 		if err != nil {
 			t.Error(err)

@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
-func pos(off uint32) cdc.Position { return cdc.Position{File: "bin.000001", Offset: off} }
+func pos(off uint32) binlogpos.Position { return binlogpos.Position{File: "bin.000001", Offset: off} }
 
 // testProgress: chunks (-∞,10] high 500, (10,20] high 300, (20,+∞] high 900; lows 100, 50, 700.
 func testProgress() Progress {

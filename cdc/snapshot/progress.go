@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -60,11 +60,11 @@ func (d DoneChunk) TableID() change.TableID { return change.TableID{DB: d.DB, Ta
 
 // Start returns the smallest low watermark of the finished chunks: where the binlog stream
 // starts after the snapshot. ok is false when there are none.
-func (p Progress) Start() (pos cdc.Position, ok bool, err error) {
+func (p Progress) Start() (pos binlogpos.Position, ok bool, err error) {
 	for _, d := range p.Chunks {
-		low, err := cdc.ParsePosition(d.Low)
+		low, err := binlogpos.ParsePosition(d.Low)
 		if err != nil {
-			return cdc.Position{}, false, fmt.Errorf("chunk %s: low watermark: %w", d.chunk(), err)
+			return binlogpos.Position{}, false, fmt.Errorf("chunk %s: low watermark: %w", d.chunk(), err)
 		}
 		if !ok {
 			pos, ok = low, true
@@ -72,7 +72,7 @@ func (p Progress) Start() (pos cdc.Position, ok bool, err error) {
 		}
 		c, comparable := low.Compare(pos)
 		if !comparable {
-			return cdc.Position{}, false, fmt.Errorf("chunk %s: low watermark %s cannot be ordered with %s", d.chunk(), low, pos)
+			return binlogpos.Position{}, false, fmt.Errorf("chunk %s: low watermark %s cannot be ordered with %s", d.chunk(), low, pos)
 		}
 		if c < 0 {
 			pos = low
@@ -94,17 +94,17 @@ func IsToken(pos []byte) bool { return bytes.HasPrefix(pos, []byte(tokenPrefix))
 // follows the pieces being read, to compute each token's Since.
 type ledger struct {
 	run       string
-	baseSince cdc.Position // from Config.Resume; zero when none
-	baseDone  bool         // Config.Resume was Done
+	baseSince binlogpos.Position // from Config.Resume; zero when none
+	baseDone  bool               // Config.Resume was Done
 	mu        sync.Mutex
 	base      []DoneChunk // from Config.Resume
 	done      []DoneChunk // emitted by this run; token n covers done[:n]
 	// chunks is base then done, append-only: a progress shares a prefix of it (capped,
 	// never written again) instead of copying every chunk for every token.
 	chunks   []DoneChunk
-	since    []cdc.Position
-	end      int                  // token of the end marker, 0 until every chunk is emitted
-	inflight map[int]cdc.Position // pieces begun and not emitted: their low watermark once known
+	since    []binlogpos.Position
+	end      int                        // token of the end marker, 0 until every chunk is emitted
+	inflight map[int]binlogpos.Position // pieces begun and not emitted: their low watermark once known
 	next     int
 	tables   []TableState // the tables listed (setTables), or Config.Resume's; nil until known
 	listedAt string       // Progress.ListedAt
@@ -113,11 +113,11 @@ type ledger struct {
 func newLedger(resume *Progress) *ledger {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	l := &ledger{run: hex.EncodeToString(b), inflight: map[int]cdc.Position{}}
+	l := &ledger{run: hex.EncodeToString(b), inflight: map[int]binlogpos.Position{}}
 	if resume != nil {
 		l.base = append([]DoneChunk(nil), resume.Chunks...)
 		l.chunks = append([]DoneChunk(nil), resume.Chunks...)
-		l.baseSince, _ = cdc.ParsePosition(resume.Since)
+		l.baseSince, _ = binlogpos.ParsePosition(resume.Since)
 		l.baseDone = resume.Done
 		l.tables = slices.Clone(resume.Tables)
 		l.listedAt = resume.ListedAt
@@ -127,7 +127,7 @@ func newLedger(resume *Progress) *ledger {
 
 // setTables records the tables the snapshot covers and the position read before listing
 // them. A resumed progress keeps its earlier ListedAt.
-func (l *ledger) setTables(ids []change.TableID, listedAt cdc.Position) {
+func (l *ledger) setTables(ids []change.TableID, listedAt binlogpos.Position) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.tables = make([]TableState, len(ids))
@@ -168,7 +168,7 @@ func (l *ledger) begin() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
-	l.inflight[l.next] = cdc.Position{}
+	l.inflight[l.next] = binlogpos.Position{}
 	return l.next
 }
 
@@ -180,7 +180,7 @@ func (l *ledger) abandon(id int) {
 }
 
 // setLow records a piece's low watermark.
-func (l *ledger) setLow(id int, low cdc.Position) {
+func (l *ledger) setLow(id int, low binlogpos.Position) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.inflight[id] = low
@@ -190,7 +190,7 @@ func (l *ledger) setLow(id int, low cdc.Position) {
 // the piece's high watermark and the low watermarks of the pieces still in flight: a piece
 // emitted later either is in flight now or takes its low watermark after now, so after this
 // piece's high.
-func (l *ledger) add(id int, d DoneChunk, high cdc.Position) []byte {
+func (l *ledger) add(id int, d DoneChunk, high binlogpos.Position) []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.inflight, id)
@@ -205,7 +205,7 @@ func (l *ledger) add(id int, d DoneChunk, high cdc.Position) []byte {
 }
 
 // earliest returns the earlier of two positions, ignoring zero ones.
-func earliest(a, b cdc.Position) cdc.Position {
+func earliest(a, b binlogpos.Position) binlogpos.Position {
 	if a.IsZero() {
 		return b
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 )
 
 // BenchmarkProgressAt is the progress of one more finished chunk at 100 and 10,000
@@ -17,7 +17,7 @@ func BenchmarkProgressAt(b *testing.B) {
 			var token []byte
 			for i := 0; i < n; i++ {
 				id := l.begin()
-				token = l.add(id, DoneChunk{DB: "d", Table: "t", Low: "f:4", High: "f:5", Rows: 2}, cdc.Position{File: "f", Offset: uint32(5 + i)})
+				token = l.add(id, DoneChunk{DB: "d", Table: "t", Low: "f:4", High: "f:5", Rows: 2}, binlogpos.Position{File: "f", Offset: uint32(5 + i)})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()

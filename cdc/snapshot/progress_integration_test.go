@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -142,7 +142,7 @@ func testResume(t *testing.T, srv testenv.Server, crashAt, lag int) {
 	tbl, _ := testTable(t, cfg, id)
 	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer scancel()
-	err = streamTable(sctx, second.cfg, tbl, h.Start(), end, func(b change.Batch, pos cdc.Position) {
+	err = streamTable(sctx, second.cfg, tbl, h.Start(), end, func(b change.Batch, pos binlogpos.Position) {
 		kept, err := h.Filter(sctx, b, pos)
 		if err != nil {
 			t.Error(err)

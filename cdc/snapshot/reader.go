@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -85,7 +85,7 @@ type piece struct {
 	span      span
 	rows      *chunkRows
 	gone      []change.Row
-	low, high cdc.Position
+	low, high binlogpos.Position
 	readAt    time.Time
 }
 
@@ -98,8 +98,8 @@ type reader struct {
 	shapes *shapes
 	// rowConn is the reader's connection for the chunks' SELECTs (see rowconn.go).
 	rowConn *rowConn
-	since   cdc.Position // Config.Resume's Since; zero when not resumed
-	limit   int          // the most rows one SELECT returns; a chunk with more is cut there
+	since   binlogpos.Position // Config.Resume's Since; zero when not resumed
+	limit   int                // the most rows one SELECT returns; a chunk with more is cut there
 }
 
 // read reads a span as one piece, or, when it holds more than limit rows, as the piece up to

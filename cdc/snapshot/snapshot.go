@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
 )
@@ -141,7 +141,7 @@ func (s *Snapshot) readLoop(ctx context.Context, db *sql.DB, marks *watermarks, 
 	r := &reader{conn: conn, rowConn: rowConn, marks: marks, window: window, ledger: s.ledger, shapes: sh,
 		limit: 2 * s.cfg.ChunkSize}
 	if s.cfg.Resume != nil && s.cfg.Resume.Since != "" {
-		if r.since, err = cdc.ParsePosition(s.cfg.Resume.Since); err != nil {
+		if r.since, err = binlogpos.ParsePosition(s.cfg.Resume.Since); err != nil {
 			return fmt.Errorf("snapshot: resume: since: %w", err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -31,12 +32,12 @@ type watermarks struct {
 // transaction that is committed at once. SHOW MASTER STATUS alone can name a point past a
 // transaction that is in the binlog but not yet committed in the engine; MySQL has no
 // equivalent without BACKUP_ADMIN, so there it is used anyway, as Flink CDC does.
-func (w *watermarks) low(ctx context.Context, conn *sql.Conn) (cdc.Position, error) {
+func (w *watermarks) low(ctx context.Context, conn *sql.Conn) (binlogpos.Position, error) {
 	if !w.mariaDB {
 		return masterStatus(ctx, conn)
 	}
 	if _, err := conn.ExecContext(ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
-		return cdc.Position{}, err
+		return binlogpos.Position{}, err
 	}
 	pos, err := snapshotStatus(ctx, conn)
 	if _, cerr := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err == nil {
@@ -47,21 +48,21 @@ func (w *watermarks) low(ctx context.Context, conn *sql.Conn) (cdc.Position, err
 
 // high returns the end of the binlog: every transaction visible to a SELECT that has ended
 // is before it (a transaction is written to the binlog before it commits in the engine).
-func (w *watermarks) high(ctx context.Context, conn *sql.Conn) (cdc.Position, error) {
+func (w *watermarks) high(ctx context.Context, conn *sql.Conn) (binlogpos.Position, error) {
 	return masterStatus(ctx, conn)
 }
 
-func snapshotStatus(ctx context.Context, conn *sql.Conn) (cdc.Position, error) {
+func snapshotStatus(ctx context.Context, conn *sql.Conn) (binlogpos.Position, error) {
 	rows, err := conn.QueryContext(ctx, "SHOW STATUS LIKE 'binlog_snapshot_%'")
 	if err != nil {
-		return cdc.Position{}, err
+		return binlogpos.Position{}, err
 	}
 	defer rows.Close()
-	var pos cdc.Position
+	var pos binlogpos.Position
 	for rows.Next() {
 		var name, value string
 		if err := rows.Scan(&name, &value); err != nil {
-			return cdc.Position{}, err
+			return binlogpos.Position{}, err
 		}
 		switch strings.ToLower(name) {
 		case "binlog_snapshot_file":
@@ -69,40 +70,40 @@ func snapshotStatus(ctx context.Context, conn *sql.Conn) (cdc.Position, error) {
 		case "binlog_snapshot_position":
 			off, err := strconv.ParseUint(value, 10, 32)
 			if err != nil {
-				return cdc.Position{}, fmt.Errorf("binlog_snapshot_position %q: %w", value, err)
+				return binlogpos.Position{}, fmt.Errorf("binlog_snapshot_position %q: %w", value, err)
 			}
 			pos.Offset = uint32(off)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return cdc.Position{}, err
+		return binlogpos.Position{}, err
 	}
 	if pos.File == "" {
-		return cdc.Position{}, errors.New("the server reports no binlog snapshot position; is the binary log enabled (log_bin)?")
+		return binlogpos.Position{}, errors.New("the server reports no binlog snapshot position; is the binary log enabled (log_bin)?")
 	}
 	return pos, nil
 }
 
 // masterStatus returns SHOW MASTER STATUS's file and position (SHOW BINARY LOG STATUS where
 // the server knows no other).
-func masterStatus(ctx context.Context, conn *sql.Conn) (cdc.Position, error) {
+func masterStatus(ctx context.Context, conn *sql.Conn) (binlogpos.Position, error) {
 	rows, err := conn.QueryContext(ctx, "SHOW MASTER STATUS")
 	if err != nil && strings.Contains(err.Error(), "1064") {
 		rows, err = conn.QueryContext(ctx, "SHOW BINARY LOG STATUS")
 	}
 	if err != nil {
-		return cdc.Position{}, err
+		return binlogpos.Position{}, err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return cdc.Position{}, err
+		return binlogpos.Position{}, err
 	}
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return cdc.Position{}, err
+			return binlogpos.Position{}, err
 		}
-		return cdc.Position{}, errors.New("SHOW MASTER STATUS returned nothing; is the binary log enabled (log_bin)?")
+		return binlogpos.Position{}, errors.New("SHOW MASTER STATUS returned nothing; is the binary log enabled (log_bin)?")
 	}
 	vals := make([]sql.NullString, len(cols))
 	dest := make([]any, len(cols))
@@ -110,13 +111,13 @@ func masterStatus(ctx context.Context, conn *sql.Conn) (cdc.Position, error) {
 		dest[i] = &vals[i]
 	}
 	if err := rows.Scan(dest...); err != nil || len(vals) < 2 {
-		return cdc.Position{}, fmt.Errorf("SHOW MASTER STATUS: %w", err)
+		return binlogpos.Position{}, fmt.Errorf("SHOW MASTER STATUS: %w", err)
 	}
 	off, err := strconv.ParseUint(vals[1].String, 10, 32)
 	if err != nil {
-		return cdc.Position{}, fmt.Errorf("SHOW MASTER STATUS position %q: %w", vals[1].String, err)
+		return binlogpos.Position{}, fmt.Errorf("SHOW MASTER STATUS position %q: %w", vals[1].String, err)
 	}
-	return cdc.Position{File: vals[0].String, Offset: uint32(off)}, nil
+	return binlogpos.Position{File: vals[0].String, Offset: uint32(off)}, nil
 }
 
 // binlogWindow reads the binlog between two watermarks with a short-lived replica
@@ -164,7 +165,7 @@ func newBinlogWindow(cfg *Config, mariaDB bool) (*binlogWindow, error) {
 // resumed run, see Progress.Since), the events between from and low are read too, only to
 // find the keys of s deleted or moved out since from; merge returns the last image of each
 // such key that rows do not hold at high, for the chunk to emit as tombstones.
-func (w *binlogWindow) merge(ctx context.Context, s span, rows *chunkRows, from, low, high cdc.Position) ([]change.Row, error) {
+func (w *binlogWindow) merge(ctx context.Context, s span, rows *chunkRows, from, low, high binlogpos.Position) ([]change.Row, error) {
 	c, ok := high.Compare(low)
 	if !ok {
 		return nil, fmt.Errorf("%s: watermarks %s and %s cannot be ordered", s, low, high)
@@ -181,7 +182,7 @@ func (w *binlogWindow) merge(ctx context.Context, s span, rows *chunkRows, from,
 	if c, _ := from.Compare(high); c == 0 {
 		return nil, nil
 	}
-	err := w.read(ctx, from, high, func(ev *replication.RowsEvent, at cdc.Position) error {
+	err := w.read(ctx, from, high, func(ev *replication.RowsEvent, at binlogpos.Position) error {
 		if string(ev.Table.Schema) != s.t.id.DB || string(ev.Table.Table) != s.t.id.Table {
 			return nil
 		}
@@ -197,7 +198,7 @@ func (w *binlogWindow) merge(ctx context.Context, s span, rows *chunkRows, from,
 type mergeState struct {
 	span span
 	rows *chunkRows
-	low  cdc.Position
+	low  binlogpos.Position
 	gone map[string]change.Row // nil unless tracking; last image of each key deleted or moved out
 }
 
@@ -217,7 +218,7 @@ func (m *mergeState) tombstones() []change.Row {
 // writes 0 as the end of the events inside a transaction; such an event gets the end of the
 // last event before it that has one (the transaction's GTID event), which is after low
 // exactly when the transaction is.
-func (w *binlogWindow) read(ctx context.Context, low, high cdc.Position, fn func(*replication.RowsEvent, cdc.Position) error) error {
+func (w *binlogWindow) read(ctx context.Context, low, high binlogpos.Position, fn func(*replication.RowsEvent, binlogpos.Position) error) error {
 	var id uint32
 	select {
 	case id = <-w.ids:
@@ -249,7 +250,7 @@ func (w *binlogWindow) read(ctx context.Context, low, high cdc.Position, fn func
 			if end == 0 {
 				end = at
 			}
-			if err := fn(e, cdc.Position{File: file, Offset: end}); err != nil {
+			if err := fn(e, binlogpos.Position{File: file, Offset: end}); err != nil {
 				return err
 			}
 		}
@@ -257,7 +258,7 @@ func (w *binlogWindow) read(ctx context.Context, low, high cdc.Position, fn func
 			continue
 		}
 		at = ev.Header.LogPos
-		if c, _ := (cdc.Position{File: file, Offset: at}).Compare(high); c >= 0 {
+		if c, _ := (binlogpos.Position{File: file, Offset: at}).Compare(high); c >= 0 {
 			return nil
 		}
 	}

@@ -1,4 +1,4 @@
-package cdc
+package binlogpos
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 // A MySQL GTID set ("uuid:1-5:7,uuid2:1-3") as a map from source uuid (lower case, with an
 // optional ":tag" of MySQL 8.4) to sorted, merged, half-open intervals.
-type mysqlGTIDSet map[string][]interval
+type MySQLGTIDSet map[string][]interval
 
 // interval is [start, stop): MySQL's "1-5" is {1, 6}.
 type interval struct{ start, stop uint64 }
@@ -17,15 +17,15 @@ type interval struct{ start, stop uint64 }
 // NormalizeMySQLGTIDSet parses a MySQL GTID set and returns its canonical text: uuids in
 // lower case and sorted, intervals sorted and merged. Empty text gives "".
 func NormalizeMySQLGTIDSet(s string) (string, error) {
-	set, err := parseMySQLGTIDSet(s)
+	set, err := ParseMySQLGTIDSet(s)
 	if err != nil {
 		return "", err
 	}
 	return set.String(), nil
 }
 
-func parseMySQLGTIDSet(s string) (mysqlGTIDSet, error) {
-	set := mysqlGTIDSet{}
+func ParseMySQLGTIDSet(s string) (MySQLGTIDSet, error) {
+	set := MySQLGTIDSet{}
 	s = strings.Join(strings.Fields(s), "")
 	if s == "" {
 		return set, nil
@@ -38,7 +38,7 @@ func parseMySQLGTIDSet(s string) (mysqlGTIDSet, error) {
 	return set, nil
 }
 
-func (s mysqlGTIDSet) addText(part string) error {
+func (s MySQLGTIDSet) addText(part string) error {
 	fields := strings.Split(part, ":")
 	if len(fields) < 2 || !isUUID(fields[0]) {
 		return fmt.Errorf("%q: want uuid:interval", part)
@@ -60,13 +60,13 @@ func (s mysqlGTIDSet) addText(part string) error {
 
 func parseInterval(f string) (interval, error) {
 	lo, hi, isRange := strings.Cut(f, "-")
-	a, err := parseDecimal(lo, 63)
+	a, err := ParseDecimal(lo, 63)
 	if err != nil || a == 0 {
 		return interval{}, fmt.Errorf("bad interval %q", f)
 	}
 	b := a
 	if isRange {
-		if b, err = parseDecimal(hi, 63); err != nil || b < a {
+		if b, err = ParseDecimal(hi, 63); err != nil || b < a {
 			return interval{}, fmt.Errorf("bad interval %q", f)
 		}
 	}
@@ -107,7 +107,7 @@ func isUUID(s string) bool {
 }
 
 // add merges iv into the intervals of sid.
-func (s mysqlGTIDSet) add(sid string, iv interval) {
+func (s MySQLGTIDSet) add(sid string, iv interval) {
 	ivs := append(s[sid], iv)
 	slices.SortFunc(ivs, func(a, b interval) int { return cmpUint(a.start, b.start) })
 	merged := ivs[:1]
@@ -122,8 +122,8 @@ func (s mysqlGTIDSet) add(sid string, iv interval) {
 	s[sid] = merged
 }
 
-// contains reports whether s holds every GTID of o.
-func (s mysqlGTIDSet) contains(o mysqlGTIDSet) bool {
+// Contains reports whether s holds every GTID of o.
+func (s MySQLGTIDSet) Contains(o MySQLGTIDSet) bool {
 	for sid, ivs := range o {
 		for _, iv := range ivs {
 			if !slices.ContainsFunc(s[sid], func(x interval) bool { return x.start <= iv.start && iv.stop <= x.stop }) {
@@ -135,7 +135,7 @@ func (s mysqlGTIDSet) contains(o mysqlGTIDSet) bool {
 }
 
 // String returns the canonical text of the set.
-func (s mysqlGTIDSet) String() string {
+func (s MySQLGTIDSet) String() string {
 	sids := make([]string, 0, len(s))
 	for sid, ivs := range s {
 		if len(ivs) > 0 {
@@ -162,12 +162,12 @@ func (s mysqlGTIDSet) String() string {
 }
 
 func compareMySQLSets(a, b string) (int, bool) {
-	sa, errA := parseMySQLGTIDSet(a)
-	sb, errB := parseMySQLGTIDSet(b)
+	sa, errA := ParseMySQLGTIDSet(a)
+	sb, errB := ParseMySQLGTIDSet(b)
 	if errA != nil || errB != nil {
 		return 0, false
 	}
-	ab, ba := sa.contains(sb), sb.contains(sa)
+	ab, ba := sa.Contains(sb), sb.Contains(sa)
 	switch {
 	case ab && ba:
 		return 0, true
@@ -177,4 +177,15 @@ func compareMySQLSets(a, b string) (int, bool) {
 		return -1, true
 	}
 	return 0, false
+}
+
+// AddMySQLGTID returns the MySQL GTID set text with transaction sid:gno added; a set that
+// does not parse is returned unchanged.
+func AddMySQLGTID(set, sid string, gno uint64) string {
+	parsed, err := ParseMySQLGTIDSet(set)
+	if err != nil {
+		return set
+	}
+	parsed.add(sid, interval{gno, gno + 1})
+	return parsed.String()
 }

@@ -1,4 +1,4 @@
-package cdc
+package binlogpos
 
 import (
 	"errors"
@@ -27,17 +27,17 @@ func ParseGTID(s string) (GTID, error) {
 	if len(parts) != 3 {
 		return GTID{}, fmt.Errorf("mariadb gtid %q: want domain-server-sequence", s)
 	}
-	d, err1 := parseDecimal(parts[0], 32)
-	srv, err2 := parseDecimal(parts[1], 32)
-	seq, err3 := parseDecimal(parts[2], 64)
+	d, err1 := ParseDecimal(parts[0], 32)
+	srv, err2 := ParseDecimal(parts[1], 32)
+	seq, err3 := ParseDecimal(parts[2], 64)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return GTID{}, fmt.Errorf("mariadb gtid %q: %w", s, err)
 	}
 	return GTID{Domain: uint32(d), Server: uint32(srv), Seq: seq}, nil
 }
 
-// parseDecimal parses plain decimal digits (no sign, no leading zeros except "0").
-func parseDecimal(s string, bits int) (uint64, error) {
+// ParseDecimal parses plain decimal digits (no sign, no leading zeros except "0").
+func ParseDecimal(s string, bits int) (uint64, error) {
 	if s == "" || (len(s) > 1 && s[0] == '0') || strings.TrimLeft(s, "0123456789") != "" {
 		return 0, fmt.Errorf("%q is not a canonical unsigned number", s)
 	}
@@ -171,7 +171,7 @@ func parseFilePos(s string) (string, uint32, error) {
 	if strings.ContainsAny(file, ";\n") {
 		return "", 0, fmt.Errorf("file position %q: bad file name", s)
 	}
-	off, err := parseDecimal(s[i+1:], 32)
+	off, err := ParseDecimal(s[i+1:], 32)
 	if err != nil {
 		return "", 0, fmt.Errorf("file position %q: offset: %w", s, err)
 	}
@@ -203,8 +203,8 @@ func ParseMariaDBGTIDs(s string) ([]GTID, error) {
 	return set, nil
 }
 
-// withGTID returns a copy of set with g as the last GTID of its domain.
-func withGTID(set []GTID, g GTID) []GTID {
+// WithGTID returns a copy of set with g as the last GTID of its domain.
+func WithGTID(set []GTID, g GTID) []GTID {
 	out := make([]GTID, 0, len(set)+1)
 	added := false
 	for _, x := range set {
@@ -247,7 +247,7 @@ func (p Position) Compare(q Position) (c int, ok bool) {
 	case p.MySQL != "" && q.MySQL != "":
 		return compareMySQLSets(p.MySQL, q.MySQL)
 	case p.File != "" && q.File != "":
-		c, ok := compareBinlogFiles(p.File, q.File)
+		c, ok := CompareBinlogFiles(p.File, q.File)
 		if !ok || c != 0 {
 			return c, ok
 		}
@@ -293,12 +293,12 @@ func compareMariaDB(a, b []GTID) (int, bool) {
 	return 0, true
 }
 
-// compareBinlogFiles orders binlog file names of one server by the number of their
+// CompareBinlogFiles orders binlog file names of one server by the number of their
 // extension (name.000123), as a number: mariadb-bin.000010 is after mariadb-bin.000009, and
 // mariadb-bin.1000000 after mariadb-bin.999999. ok is false when the names cannot be ordered:
 // different base names (another log_bin setting, another server) or an extension that is
 // not a number.
-func compareBinlogFiles(a, b string) (c int, ok bool) {
+func CompareBinlogFiles(a, b string) (c int, ok bool) {
 	an, baseA, okA := binlogIndex(a)
 	bn, baseB, okB := binlogIndex(b)
 	if !okA || !okB || baseA != baseB {

@@ -1,4 +1,4 @@
-package cdc
+package binlogpos
 
 import (
 	"reflect"
@@ -122,7 +122,7 @@ func TestCompareBinlogFiles(t *testing.T) {
 		{"a.b.000003", "a.b.000012", -1, true},
 	}
 	for _, tc := range tests {
-		c, ok := compareBinlogFiles(tc.a, tc.b)
+		c, ok := CompareBinlogFiles(tc.a, tc.b)
 		if c != tc.c || ok != tc.ok {
 			t.Errorf("compareBinlogFiles(%s, %s) = %d, %v; want %d, %v", tc.a, tc.b, c, ok, tc.c, tc.ok)
 		}
@@ -140,7 +140,7 @@ func TestCompareBinlogFiles(t *testing.T) {
 
 func TestWithGTID(t *testing.T) {
 	set := []GTID{{0, 1, 5}, {7, 1, 1}}
-	got := withGTID(withGTID(withGTID(set, GTID{0, 2, 6}), GTID{3, 1, 1}), GTID{9, 1, 1})
+	got := WithGTID(WithGTID(WithGTID(set, GTID{0, 2, 6}), GTID{3, 1, 1}), GTID{9, 1, 1})
 	want := []GTID{{0, 2, 6}, {3, 1, 1}, {7, 1, 1}, {9, 1, 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
