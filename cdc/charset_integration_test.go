@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
@@ -72,7 +73,7 @@ func TestCharmapsMatchServer(t *testing.T) {
 			if *update {
 				continue
 			}
-			dec, err := decoderFor(cs)
+			dec, err := schema.DecoderFor(cs)
 			if err != nil {
 				t.Errorf("%s: %v", cs, err)
 			}
@@ -81,7 +82,7 @@ func TestCharmapsMatchServer(t *testing.T) {
 					t.Errorf("%s: no decoder", cs)
 					break
 				}
-				got, err := dec.decode([]byte{byte(i)})
+				got, err := dec.Decode([]byte{byte(i)})
 				want := string(r)
 				if r == unmapped {
 					want = string(utf8.RuneError)
@@ -93,12 +94,12 @@ func TestCharmapsMatchServer(t *testing.T) {
 		}
 		got := b.String()
 		if *update {
-			if err := os.WriteFile("charmaps.txt", []byte(got), 0o644); err != nil {
+			if err := os.WriteFile("schema/charmaps.txt", []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		if got != charmapsText {
+		if got != schema.CharmapsText {
 			t.Errorf("charmaps.txt differs from the server's tables (run with -update to accept):\n%s", got)
 		}
 	})
@@ -147,7 +148,7 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 		}
 		var fixes mbRuns
 		for _, cs := range sets {
-			dec, err := decoderFor(cs)
+			dec, err := schema.DecoderFor(cs)
 			if err != nil {
 				t.Fatalf("%s: %v", cs, err)
 			}
@@ -172,7 +173,7 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 						continue // not one character of the set
 					}
 					mapped++
-					plain, _ := xtextDecoder{enc: xtextEncodings[cs]}.decode(in)
+					plain, _ := schema.XtextDecoder{Enc: schema.XtextEncodings[cs]}.Decode(in)
 					if string(plain) != string(out) {
 						if len(in) == 1 {
 							t.Errorf("%s byte %x: the server gives %q, x/text %q", cs, in, out, plain)
@@ -181,7 +182,7 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 						fixes.add(cs, in, r)
 						fixed++
 					}
-					if got, err := dec.decode(in); !*update && (err != nil || string(got) != string(out)) {
+					if got, err := dec.Decode(in); !*update && (err != nil || string(got) != string(out)) {
 						t.Errorf("%s %x: decoder gives %q (%v), the server %q", cs, in, got, err, out)
 					}
 				}
@@ -194,12 +195,12 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 		}
 		got := mbmapsHeader + fixes.String()
 		if *update {
-			if err := os.WriteFile("mbmaps.txt", []byte(got), 0o644); err != nil {
+			if err := os.WriteFile("schema/mbmaps.txt", []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		if got != mbmapsText {
+		if got != schema.MBMapsText {
 			t.Errorf("mbmaps.txt differs from the server's mappings (run with -update to accept)")
 		}
 	})

@@ -3,12 +3,14 @@ package cdc
 import (
 	"slices"
 	"testing"
+
+	"github.com/ingestkit/ingest/cdc/schema"
 )
 
 func TestCreatedTables(t *testing.T) {
 	view := memShapes{
-		{DB: "d", Table: "dropped"}: nil,          // known not to exist
-		{DB: "d", Table: "there"}:   &tableInfo{}, // exists
+		{DB: "d", Table: "dropped"}: nil,                  // known not to exist
+		{DB: "d", Table: "there"}:   &schema.TableShape{}, // exists
 	}
 	for _, c := range []struct {
 		query string

@@ -12,6 +12,7 @@ import (
 	tmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/types"
 
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -25,7 +26,7 @@ import (
 type shapeView interface {
 	// shape returns a table's shape. known is false when nothing is known of the table;
 	// a nil info with known set means the table does not exist.
-	shape(id change.TableID) (info *tableInfo, known bool)
+	shape(id change.TableID) (info *schema.TableShape, known bool)
 	// tablesIn lists the existing tables of db.
 	tablesIn(db string) []change.TableID
 }
@@ -45,7 +46,7 @@ type ddlEnv struct {
 // shapeUpdate is a table's shape after a statement; nil info: the table no longer exists.
 type shapeUpdate struct {
 	id   change.TableID
-	info *tableInfo
+	info *schema.TableShape
 }
 
 // ddlResult is the effect of one DDL statement on the shapes.
@@ -66,7 +67,7 @@ func applyDDL(db, query string, view shapeView, env ddlEnv) ddlResult {
 		ids, all := ddlTablesByPattern(db, query)
 		return ddlResult{reread: ids, all: all, problem: fmt.Errorf("parse: %w", err)}
 	}
-	w := &ddlWork{view: view, env: env, db: db, overlay: map[change.TableID]*tableInfo{}}
+	w := &ddlWork{view: view, env: env, db: db, overlay: map[change.TableID]*schema.TableShape{}}
 	for _, stmt := range stmts {
 		w.statement(stmt)
 	}
@@ -85,13 +86,13 @@ type ddlWork struct {
 	view     shapeView
 	env      ddlEnv
 	db       string
-	overlay  map[change.TableID]*tableInfo
+	overlay  map[change.TableID]*schema.TableShape
 	touched  []change.TableID
 	reread   []change.TableID
 	problems []error
 }
 
-func (w *ddlWork) get(id change.TableID) (*tableInfo, bool) {
+func (w *ddlWork) get(id change.TableID) (*schema.TableShape, bool) {
 	if info, ok := w.overlay[id]; ok {
 		return info, true
 	}
@@ -106,12 +107,12 @@ func (w *ddlWork) relevant(id change.TableID) bool {
 	return w.env.track == nil || w.env.track(id)
 }
 
-func (w *ddlWork) put(id change.TableID, info *tableInfo) {
+func (w *ddlWork) put(id change.TableID, info *schema.TableShape) {
 	if _, ok := w.overlay[id]; !ok {
 		w.touched = append(w.touched, id)
 	}
 	if info != nil {
-		info.refreshJSON()
+		info.RefreshJSON()
 	}
 	w.overlay[id] = info
 }
@@ -154,7 +155,7 @@ func (w *ddlWork) statement(stmt ast.StmtNode) {
 		}
 	case *ast.DropIndexStmt:
 		if strings.EqualFold(s.IndexName, "PRIMARY") {
-			w.alterShape(w.tableID(s.Table), func(ti *tableInfo) error { ti.PrimaryKey = nil; return nil })
+			w.alterShape(w.tableID(s.Table), func(ti *schema.TableShape) error { ti.PrimaryKey = nil; return nil })
 		}
 	case *ast.DropDatabaseStmt:
 		ids := w.view.tablesIn(s.Name.O)
@@ -173,13 +174,13 @@ func (w *ddlWork) statement(stmt ast.StmtNode) {
 
 // alterShape applies fn to a copy of id's shape; a table the history does not have is read
 // from information_schema.
-func (w *ddlWork) alterShape(id change.TableID, fn func(*tableInfo) error) {
+func (w *ddlWork) alterShape(id change.TableID, fn func(*schema.TableShape) error) {
 	cur, _ := w.get(id)
 	if cur == nil {
 		w.fail(id, errors.New("the table's shape before the statement is not known"))
 		return
 	}
-	ti := cur.clone()
+	ti := cur.Clone()
 	if err := fn(ti); err != nil {
 		w.fail(id, err)
 		return
@@ -195,7 +196,7 @@ func (w *ddlWork) rename(from, to change.TableID) {
 	switch {
 	case cur != nil:
 		if w.relevant(to) || w.relevant(from) {
-			w.put(to, cur.clone()) // shapes in the history are shared and never modified
+			w.put(to, cur.Clone()) // shapes in the history are shared and never modified
 		}
 	case w.relevant(to):
 		w.fail(to, fmt.Errorf("renamed from %s, whose shape is not known", from))
@@ -217,13 +218,13 @@ func (w *ddlWork) createTable(s *ast.CreateTableStmt) {
 			w.fail(id, fmt.Errorf("CREATE TABLE LIKE %s, whose shape is not known", w.tableID(s.ReferTable)))
 			return
 		}
-		w.put(id, src.clone())
+		w.put(id, src.Clone())
 		return
 	case s.Select != nil:
 		w.fail(id, errors.New("CREATE TABLE … SELECT: the columns follow from the query"))
 		return
 	}
-	ti := &tableInfo{}
+	ti := &schema.TableShape{}
 	for _, opt := range s.Options {
 		w.tableOption(ti, opt, false)
 	}
@@ -236,7 +237,7 @@ func (w *ddlWork) createTable(s *ast.CreateTableStmt) {
 			w.fail(id, err)
 			return
 		}
-		if ti.column(ic.Name) != nil {
+		if ti.Column(ic.Name) != nil {
 			w.fail(id, fmt.Errorf("column %s defined twice", ic.Name))
 			return
 		}
@@ -273,7 +274,7 @@ func (w *ddlWork) alterTable(s *ast.AlterTableStmt) {
 		}
 		return
 	}
-	ti := cur.clone()
+	ti := cur.Clone()
 	for _, spec := range s.Specs {
 		if err := w.alterSpec(ti, spec); err != nil {
 			w.fail(to, err)
@@ -290,7 +291,7 @@ func (w *ddlWork) alterTable(s *ast.AlterTableStmt) {
 }
 
 // alterSpec applies one ALTER TABLE clause.
-func (w *ddlWork) alterSpec(ti *tableInfo, spec *ast.AlterTableSpec) error {
+func (w *ddlWork) alterSpec(ti *schema.TableShape, spec *ast.AlterTableSpec) error {
 	switch spec.Tp {
 	case ast.AlterTableOption:
 		for _, opt := range spec.Options {
@@ -313,7 +314,7 @@ func (w *ddlWork) alterSpec(ti *tableInfo, spec *ast.AlterTableSpec) error {
 		}
 	case ast.AlterTableDropColumn:
 		name := spec.OldColumnName.Name.O
-		i := ti.index(name)
+		i := ti.Index(name)
 		if i < 0 {
 			if spec.IfExists {
 				return nil
@@ -331,7 +332,7 @@ func (w *ddlWork) alterSpec(ti *tableInfo, spec *ast.AlterTableSpec) error {
 		if spec.Tp == ast.AlterTableChangeColumn {
 			old = spec.OldColumnName.Name.O
 		}
-		if ti.index(old) < 0 {
+		if ti.Index(old) < 0 {
 			if spec.IfExists {
 				return nil
 			}
@@ -340,15 +341,15 @@ func (w *ddlWork) alterSpec(ti *tableInfo, spec *ast.AlterTableSpec) error {
 		return w.replaceColumn(ti, old, def, spec.Position)
 	case ast.AlterTableRenameColumn:
 		old, name := spec.OldColumnName.Name.O, spec.NewColumnName.Name.O
-		i := ti.index(old)
+		i := ti.Index(old)
 		if i < 0 {
 			return fmt.Errorf("RENAME COLUMN %s: no such column", old)
 		}
-		if j := ti.index(name); j >= 0 && j != i {
+		if j := ti.Index(name); j >= 0 && j != i {
 			return fmt.Errorf("RENAME COLUMN %s TO %s: the column exists", old, name)
 		}
 		ti.Columns[i].Name = name
-		ti.renameReferences(old, name)
+		ti.RenameReferences(old, name)
 	case ast.AlterTableAddConstraint:
 		return w.constraint(ti, spec.Constraint)
 	case ast.AlterTableDropPrimaryKey:
@@ -358,25 +359,25 @@ func (w *ddlWork) alterSpec(ti *tableInfo, spec *ast.AlterTableSpec) error {
 			ti.PrimaryKey = nil
 		}
 	case ast.AlterTableDropCheck:
-		return ti.dropCheck(spec.Constraint.Name)
+		return ti.DropCheck(spec.Constraint.Name)
 	}
 	// Indexes, foreign keys, defaults, partitions, engine and table options other than the
 	// character set, RENAME TO (handled by the caller): no column changes.
 	return nil
 }
 
-func (w *ddlWork) addColumn(ti *tableInfo, def *ast.ColumnDef, pos *ast.ColumnPosition, ifNotExists bool) error {
+func (w *ddlWork) addColumn(ti *schema.TableShape, def *ast.ColumnDef, pos *ast.ColumnPosition, ifNotExists bool) error {
 	ic, ex, err := w.column(def, ti.Charset)
 	if err != nil {
 		return err
 	}
-	if ti.index(ic.Name) >= 0 {
+	if ti.Index(ic.Name) >= 0 {
 		if ifNotExists {
 			return nil
 		}
 		return fmt.Errorf("ADD COLUMN %s: the column exists", ic.Name)
 	}
-	at, err := ti.position(pos, len(ti.Columns))
+	at, err := columnPosition(ti, pos, len(ti.Columns))
 	if err != nil {
 		return err
 	}
@@ -389,7 +390,7 @@ func (w *ddlWork) addColumn(ti *tableInfo, def *ast.ColumnDef, pos *ast.ColumnPo
 
 // replaceColumn applies MODIFY or CHANGE: the column named old gets def (a new name with
 // CHANGE) and moves to pos. Its own CHECK constraint is replaced by def's.
-func (w *ddlWork) replaceColumn(ti *tableInfo, old string, def *ast.ColumnDef, pos *ast.ColumnPosition) error {
+func (w *ddlWork) replaceColumn(ti *schema.TableShape, old string, def *ast.ColumnDef, pos *ast.ColumnPosition) error {
 	if def.Tp == nil {
 		return fmt.Errorf("column %s: no type", def.Name.Name.O)
 	}
@@ -397,20 +398,20 @@ func (w *ddlWork) replaceColumn(ti *tableInfo, old string, def *ast.ColumnDef, p
 	if err != nil {
 		return err
 	}
-	i := ti.index(old)
-	if j := ti.index(ic.Name); j >= 0 && j != i {
+	i := ti.Index(old)
+	if j := ti.Index(ic.Name); j >= 0 && j != i {
 		return fmt.Errorf("CHANGE COLUMN %s %s: the column exists", old, ic.Name)
 	}
 	ti.Columns = slices.Delete(ti.Columns, i, i+1)
 	at := i
 	if pos != nil && pos.Tp != ast.ColumnPositionNone {
-		if at, err = ti.position(pos, i); err != nil {
+		if at, err = columnPosition(ti, pos, i); err != nil {
 			return err
 		}
 	}
 	ti.Columns = slices.Insert(ti.Columns, at, ic)
 	if old != ic.Name {
-		ti.renameReferences(old, ic.Name)
+		ti.RenameReferences(old, ic.Name)
 	}
 	if ex.primary {
 		ti.PrimaryKey = []string{ic.Name}
@@ -418,9 +419,9 @@ func (w *ddlWork) replaceColumn(ti *tableInfo, old string, def *ast.ColumnDef, p
 	return nil
 }
 
-// position resolves FIRST / AFTER col to an index in ti.Columns; def is the index without
-// a position.
-func (ti *tableInfo) position(pos *ast.ColumnPosition, def int) (int, error) {
+// columnPosition resolves FIRST / AFTER col to an index in ti.Columns; def is the index
+// without a position.
+func columnPosition(ti *schema.TableShape, pos *ast.ColumnPosition, def int) (int, error) {
 	if pos == nil {
 		return def, nil
 	}
@@ -429,7 +430,7 @@ func (ti *tableInfo) position(pos *ast.ColumnPosition, def int) (int, error) {
 		return 0, nil
 	case ast.ColumnPositionAfter:
 		name := pos.RelativeColumn.Name.O
-		i := ti.index(name)
+		i := ti.Index(name)
 		if i < 0 {
 			return 0, fmt.Errorf("AFTER %s: no such column", name)
 		}
@@ -440,7 +441,7 @@ func (ti *tableInfo) position(pos *ast.ColumnPosition, def int) (int, error) {
 
 // constraint applies a table constraint: PRIMARY KEY and the CHECK (json_valid(col)) of
 // MariaDB's JSON columns matter; other keys and checks do not change the shape.
-func (w *ddlWork) constraint(ti *tableInfo, c *ast.Constraint) error {
+func (w *ddlWork) constraint(ti *schema.TableShape, c *ast.Constraint) error {
 	switch c.Tp {
 	case ast.ConstraintPrimaryKey:
 		var pk []string
@@ -448,7 +449,7 @@ func (w *ddlWork) constraint(ti *tableInfo, c *ast.Constraint) error {
 			if k.Column == nil {
 				return errors.New("PRIMARY KEY on an expression")
 			}
-			col := ti.column(k.Column.Name.O)
+			col := ti.Column(k.Column.Name.O)
 			if col == nil {
 				return fmt.Errorf("PRIMARY KEY (%s): no such column", k.Column.Name.O)
 			}
@@ -458,7 +459,7 @@ func (w *ddlWork) constraint(ti *tableInfo, c *ast.Constraint) error {
 		ti.PrimaryKey = pk
 	case ast.ConstraintCheck:
 		if cols := jsonValidColumns(c.Expr); len(cols) > 0 {
-			ti.Checks = append(ti.Checks, jsonCheck{Name: c.Name, Columns: cols})
+			ti.Checks = append(ti.Checks, schema.JSONCheck{Name: c.Name, Columns: cols})
 		}
 	}
 	return nil
@@ -466,12 +467,12 @@ func (w *ddlWork) constraint(ti *tableInfo, c *ast.Constraint) error {
 
 // tableOption applies a table's character set options. alter says the option is from
 // ALTER TABLE, where CONVERT TO changes the columns as well.
-func (w *ddlWork) tableOption(ti *tableInfo, opt *ast.TableOption, alter bool) {
+func (w *ddlWork) tableOption(ti *schema.TableShape, opt *ast.TableOption, alter bool) {
 	switch opt.Tp {
 	case ast.TableOptionCharset:
 		cs := normCharset(opt.StrValue)
 		if alter && opt.UintValue == ast.TableOptionCharsetWithConvertTo {
-			ti.convert(cs)
+			convertCharset(ti, cs)
 		}
 		ti.Charset = cs
 	case ast.TableOptionCollate:
@@ -485,7 +486,7 @@ func (w *ddlWork) tableOption(ti *tableInfo, opt *ast.TableOption, alter bool) {
 		case directiveConvert:
 			cs := normCharset(value)
 			if alter {
-				ti.convert(cs)
+				convertCharset(ti, cs)
 			}
 			ti.Charset = cs
 		}
@@ -499,8 +500,8 @@ type columnExtras struct {
 
 // column derives information_schema's view of a column definition. tableCharset is the
 // table's default character set.
-func (w *ddlWork) column(def *ast.ColumnDef, tableCharset string) (infoColumn, columnExtras, error) {
-	ic := infoColumn{Name: def.Name.Name.O}
+func (w *ddlWork) column(def *ast.ColumnDef, tableCharset string) (schema.InfoColumn, columnExtras, error) {
+	ic := schema.InfoColumn{Name: def.Name.Name.O}
 	var ex columnExtras
 	if def.Tp == nil {
 		return ic, ex, fmt.Errorf("column %s: no type", ic.Name)
@@ -583,7 +584,7 @@ const (
 
 // columnType fills DataType, ColumnType, Charset, Scale and Length as information_schema
 // writes them for a parsed type.
-func (w *ddlWork) columnType(ic *infoColumn, tp *types.FieldType, charset string) error {
+func (w *ddlWork) columnType(ic *schema.InfoColumn, tp *types.FieldType, charset string) error {
 	flen, dec, flag := tp.GetFlen(), tp.GetDecimal(), tp.GetFlag()
 	zerofill := flag&tmysql.ZerofillFlag != 0
 	unsigned := flag&tmysql.UnsignedFlag != 0 || zerofill
@@ -741,9 +742,9 @@ func labelsLength(name string, labels []string, charset string) int {
 	return n * mbMaxLen(charset)
 }
 
-// convert applies CONVERT TO CHARACTER SET cs to the text columns: their character set
-// changes and TEXT types grow to hold as many characters as before.
-func (ti *tableInfo) convert(cs string) {
+// convertCharset applies CONVERT TO CHARACTER SET cs to the text columns of ti: their
+// character set changes and TEXT types grow to hold as many characters as before.
+func convertCharset(ti *schema.TableShape, cs string) {
 	for i := range ti.Columns {
 		c := &ti.Columns[i]
 		if c.Charset == "" || c.Charset == "binary" {
@@ -758,7 +759,7 @@ func (ti *tableInfo) convert(cs string) {
 			size = max(size, c.Length)
 			c.DataType, c.ColumnType, c.Length = blobName(size, false), blobName(size, false), size
 		case "enum", "set":
-			c.Length = labelsLength(c.DataType, parseEnumLabels(c.ColumnType), cs)
+			c.Length = labelsLength(c.DataType, schema.ParseEnumLabels(c.ColumnType), cs)
 		}
 		c.Charset = cs
 	}

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
 // memShapes is a shapeView over a map, to which ddlResults are applied.
-type memShapes map[change.TableID]*tableInfo
+type memShapes map[change.TableID]*schema.TableShape
 
-func (m memShapes) shape(id change.TableID) (*tableInfo, bool) {
+func (m memShapes) shape(id change.TableID) (*schema.TableShape, bool) {
 	info, ok := m[id]
 	return info, ok
 }
@@ -51,7 +52,7 @@ func (m memShapes) run(t *testing.T, env ddlEnv, stmts ...string) []string {
 
 // describeShape writes a shape on one line: the columns (name, COLUMN_TYPE, character set,
 // json), then the key and the table's character set.
-func describeShape(info *tableInfo) string {
+func describeShape(info *schema.TableShape) string {
 	if info == nil {
 		return "(dropped)"
 	}

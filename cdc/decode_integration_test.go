@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"testing"
 
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -95,7 +96,7 @@ func checkSnapshotSeam(t *testing.T, db *sql.DB, dbName string, want change.Row)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, w := describeValue(v), describeValue(want[i]); got != w {
+		if got, w := schema.DescribeValue(v), schema.DescribeValue(want[i]); got != w {
 			t.Errorf("column %s: SELECT gives %s, binlog %s", tbl.Columns[i].Name, got, w)
 		}
 	}

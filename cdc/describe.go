@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -21,7 +22,7 @@ type DescribeOptions struct {
 // reader's description, which decodes SELECT text ([Column.FromText]) to the same values
 // the binlog stream gives for the same row state. It returns nil, nil when the table does
 // not exist, and a [*NoPrimaryKeyError] when it has no key.
-func DescribeTable(ctx context.Context, db *sql.DB, id change.TableID, opts DescribeOptions) (*Table, error) {
+func DescribeTable(ctx context.Context, db *sql.DB, id change.TableID, opts DescribeOptions) (*schema.Table, error) {
 	var version string
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
 		return nil, fmt.Errorf("cdc: describe %s: %w", id, err)
@@ -34,7 +35,7 @@ func DescribeTable(ctx context.Context, db *sql.DB, id change.TableID, opts Desc
 	if info == nil {
 		return nil, nil
 	}
-	t, err := tableFromInfo(id, info, schemaOptions{tinyInt1AsBool: !opts.TinyInt1AsNumber, keys: opts.Keys})
+	t, err := schema.TableFromInfo(id, info, schema.Options{TinyInt1AsBool: !opts.TinyInt1AsNumber, Keys: opts.Keys})
 	if err != nil {
 		return nil, err
 	}

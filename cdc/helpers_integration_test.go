@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -200,7 +201,7 @@ func render(changes []change.Change) string {
 			}
 			fmt.Fprintf(&b, "  %s:\n", part.name)
 			for i, v := range part.row {
-				fmt.Fprintf(&b, "    %s=%s\n", c.Schema.Columns[i].Name, describeValue(v))
+				fmt.Fprintf(&b, "    %s=%s\n", c.Schema.Columns[i].Name, schema.DescribeValue(v))
 			}
 		}
 	}
@@ -237,7 +238,7 @@ func keysOf(changes []change.Change) []string {
 		if row == nil {
 			continue
 		}
-		out = append(out, describeValue(row[c.Schema.Key[0]]))
+		out = append(out, schema.DescribeValue(row[c.Schema.Key[0]]))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -46,7 +47,7 @@ type schemaHistory struct {
 
 type shapeVersion struct {
 	at   binlogpos.Position
-	info *tableInfo // nil: the table does not exist from at on
+	info *schema.TableShape // nil: the table does not exist from at on
 }
 
 func newSchemaHistory(base binlogpos.Position, captured func(db, table string) bool, env ddlEnv) *schemaHistory {
@@ -55,7 +56,7 @@ func newSchemaHistory(base binlogpos.Position, captured func(db, table string) b
 }
 
 // shape returns the current shape of a table (shapeView).
-func (h *schemaHistory) shape(id change.TableID) (*tableInfo, bool) {
+func (h *schemaHistory) shape(id change.TableID) (*schema.TableShape, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -67,7 +68,7 @@ func (h *schemaHistory) shape(id change.TableID) (*tableInfo, bool) {
 
 // previous returns the shape a table had before the version stamped at, which a DDL at at
 // has just recorded: nil when the table did not exist (or was not known) before it.
-func (h *schemaHistory) previous(id change.TableID, at binlogpos.Position) *tableInfo {
+func (h *schemaHistory) previous(id change.TableID, at binlogpos.Position) *schema.TableShape {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -108,7 +109,7 @@ func (h *schemaHistory) track(id change.TableID) bool {
 }
 
 // record makes info the table's shape from at on. It reports whether the shape changed.
-func (h *schemaHistory) record(id change.TableID, at binlogpos.Position, info *tableInfo) bool {
+func (h *schemaHistory) record(id change.TableID, at binlogpos.Position, info *schema.TableShape) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -130,7 +131,7 @@ func (h *schemaHistory) record(id change.TableID, at binlogpos.Position, info *t
 // infoLoader reads information_schema: a table's facts (nil, nil for a table that does not
 // exist) and a database's default character set.
 type infoLoader interface {
-	loadTable(ctx context.Context, id change.TableID) (*tableInfo, error)
+	loadTable(ctx context.Context, id change.TableID) (*schema.TableShape, error)
 	dbCharset(ctx context.Context, db string) (string, error)
 }
 
@@ -207,8 +208,8 @@ type historyTable struct {
 }
 
 type historyVersion struct {
-	At    string     `json:"at"`
-	Shape *tableInfo `json:"shape"`
+	At    string             `json:"at"`
+	Shape *schema.TableShape `json:"shape"`
 }
 
 const historyFormat = 1
@@ -289,8 +290,8 @@ func (h *schemaHistory) restore(f *historyFile, at binlogpos.Position, log *slog
 			continue
 		}
 		pos, _ := binlogpos.ParsePosition(cur.At)
-		info := cur.Shape.clone()
-		info.refreshJSON()
+		info := cur.Shape.Clone()
+		info.RefreshJSON()
 		h.tables[change.TableID{DB: t.DB, Table: t.Table}] = []shapeVersion{{at: pos, info: info}}
 	}
 	h.encoded = nil

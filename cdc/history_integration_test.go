@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -146,7 +147,7 @@ func TestDDLHistoryRestart(t *testing.T) {
 		// every DDL.
 		mid := -1
 		for i, c := range all.changes {
-			if c.Op == change.Insert && describeValue(c.After[0]) == "int:4" {
+			if c.Op == change.Insert && schema.DescribeValue(c.After[0]) == "int:4" {
 				mid = i
 			}
 		}
@@ -260,7 +261,7 @@ func TestHistoryMatchesInformationSchema(t *testing.T) {
 	})
 }
 
-func diffShapes(got, want *tableInfo) string {
+func diffShapes(got, want *schema.TableShape) string {
 	var b strings.Builder
 	if len(got.Columns) != len(want.Columns) {
 		fmt.Fprintf(&b, "  %d columns, want %d\n", len(got.Columns), len(want.Columns))

@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -28,7 +29,7 @@ func TestRealType(t *testing.T) {
 		{mysql.MYSQL_TYPE_VARCHAR, 400, mysql.MYSQL_TYPE_VARCHAR, 400},
 	}
 	for _, tc := range tests {
-		tp, n := realType(tc.tp, tc.meta)
+		tp, n := schema.RealType(tc.tp, tc.meta)
 		if tp != tc.wantTp || n != tc.wantN {
 			t.Errorf("realType(%d, %d) = %d, %d; want %d, %d", tc.tp, tc.meta, tp, n, tc.wantTp, tc.wantN)
 		}
@@ -36,52 +37,52 @@ func TestRealType(t *testing.T) {
 }
 
 func TestColumnFromMap(t *testing.T) {
-	opts := schemaOptions{tinyInt1AsBool: true, collations: knownCollations}
+	opts := schema.Options{TinyInt1AsBool: true, Collations: schema.KnownCollations}
 	tests := []struct {
 		name  string
 		tp    byte
 		meta  uint16
-		facts binlogFacts
-		info  *infoColumn
-		want  class
-		check func(Column) bool
+		facts schema.BinlogFacts
+		info  *schema.InfoColumn
+		want  schema.Class
+		check func(schema.Column) bool
 	}{
-		{"tinyint1 bool", mysql.MYSQL_TYPE_TINY, 0, binlogFacts{name: "b"},
-			&infoColumn{Name: "b", DataType: "tinyint", ColumnType: "tinyint(1)"}, classBool, nil},
-		{"tinyint1 without info", mysql.MYSQL_TYPE_TINY, 0, binlogFacts{name: "b"}, nil, classInt, nil},
-		{"json by check", mysql.MYSQL_TYPE_BLOB, 4, binlogFacts{name: "j", collation: 46, collationKnown: true},
-			&infoColumn{Name: "j", DataType: "longtext", ColumnType: "longtext", Charset: "utf8mb4", JSON: true}, classJSON, nil},
-		{"text", mysql.MYSQL_TYPE_BLOB, 2, binlogFacts{name: "t", collation: 45, collationKnown: true}, nil, classString, nil},
-		{"blob", mysql.MYSQL_TYPE_BLOB, 2, binlogFacts{name: "t", collation: 63, collationKnown: true}, nil, classBytes, nil},
-		{"binary(4)", mysql.MYSQL_TYPE_STRING, 65028, binlogFacts{name: "b", collation: 63, collationKnown: true}, nil, classBinary,
-			func(c Column) bool { return c.Length == 4 }},
-		{"bit(5)", mysql.MYSQL_TYPE_BIT, 5, binlogFacts{name: "b"}, nil, classBit, func(c Column) bool { return c.Length == 5 }},
-		{"bit(12)", mysql.MYSQL_TYPE_BIT, 1<<8 | 4, binlogFacts{name: "b"}, nil, classBit, func(c Column) bool { return c.Length == 12 }},
-		{"decimal", mysql.MYSQL_TYPE_NEWDECIMAL, 5126, binlogFacts{name: "d"}, nil, classDecimal, func(c Column) bool { return c.Scale == 6 }},
-		{"latin1 enum labels", mysql.MYSQL_TYPE_STRING, 63233, binlogFacts{name: "e", collation: 8, collationKnown: true,
-			labels: []string{"caf\xe9"}}, nil, classEnum, func(c Column) bool { return c.Labels[0] == "café" }},
-		{"set from info labels", mysql.MYSQL_TYPE_STRING, 63489, binlogFacts{name: "s"},
-			&infoColumn{Name: "s", DataType: "set", ColumnType: "set('a','it''s')", Charset: "utf8mb4"}, classSet,
-			func(c Column) bool { return reflect.DeepEqual(c.Labels, []string{"a", "it's"}) }},
+		{"tinyint1 bool", mysql.MYSQL_TYPE_TINY, 0, schema.BinlogFacts{Name: "b"},
+			&schema.InfoColumn{Name: "b", DataType: "tinyint", ColumnType: "tinyint(1)"}, schema.ClassBool, nil},
+		{"tinyint1 without info", mysql.MYSQL_TYPE_TINY, 0, schema.BinlogFacts{Name: "b"}, nil, schema.ClassInt, nil},
+		{"json by check", mysql.MYSQL_TYPE_BLOB, 4, schema.BinlogFacts{Name: "j", Collation: 46, CollationKnown: true},
+			&schema.InfoColumn{Name: "j", DataType: "longtext", ColumnType: "longtext", Charset: "utf8mb4", JSON: true}, schema.ClassJSON, nil},
+		{"text", mysql.MYSQL_TYPE_BLOB, 2, schema.BinlogFacts{Name: "t", Collation: 45, CollationKnown: true}, nil, schema.ClassString, nil},
+		{"blob", mysql.MYSQL_TYPE_BLOB, 2, schema.BinlogFacts{Name: "t", Collation: 63, CollationKnown: true}, nil, schema.ClassBytes, nil},
+		{"binary(4)", mysql.MYSQL_TYPE_STRING, 65028, schema.BinlogFacts{Name: "b", Collation: 63, CollationKnown: true}, nil, schema.ClassBinary,
+			func(c schema.Column) bool { return c.Length == 4 }},
+		{"bit(5)", mysql.MYSQL_TYPE_BIT, 5, schema.BinlogFacts{Name: "b"}, nil, schema.ClassBit, func(c schema.Column) bool { return c.Length == 5 }},
+		{"bit(12)", mysql.MYSQL_TYPE_BIT, 1<<8 | 4, schema.BinlogFacts{Name: "b"}, nil, schema.ClassBit, func(c schema.Column) bool { return c.Length == 12 }},
+		{"decimal", mysql.MYSQL_TYPE_NEWDECIMAL, 5126, schema.BinlogFacts{Name: "d"}, nil, schema.ClassDecimal, func(c schema.Column) bool { return c.Scale == 6 }},
+		{"latin1 enum labels", mysql.MYSQL_TYPE_STRING, 63233, schema.BinlogFacts{Name: "e", Collation: 8, CollationKnown: true,
+			Labels: []string{"caf\xe9"}}, nil, schema.ClassEnum, func(c schema.Column) bool { return c.Labels[0] == "café" }},
+		{"set from info labels", mysql.MYSQL_TYPE_STRING, 63489, schema.BinlogFacts{Name: "s"},
+			&schema.InfoColumn{Name: "s", DataType: "set", ColumnType: "set('a','it''s')", Charset: "utf8mb4"}, schema.ClassSet,
+			func(c schema.Column) bool { return reflect.DeepEqual(c.Labels, []string{"a", "it's"}) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := columnFromMap(tc.tp, tc.meta, tc.facts, tc.info, opts)
+			c, err := schema.ColumnFromMap(tc.tp, tc.meta, tc.facts, tc.info, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.class != tc.want || (tc.check != nil && !tc.check(c)) {
+			if c.Class != tc.want || (tc.check != nil && !tc.check(c)) {
 				t.Fatalf("got %+v, want class %s", c, tc.want)
 			}
 		})
 	}
-	if _, err := columnFromMap(mysql.MYSQL_TYPE_VARCHAR, 40, binlogFacts{name: "v"}, nil, opts); err == nil {
+	if _, err := schema.ColumnFromMap(mysql.MYSQL_TYPE_VARCHAR, 40, schema.BinlogFacts{Name: "v"}, nil, opts); err == nil {
 		t.Error("text column without collation nor info: want an error")
 	}
 }
 
 func TestParseEnumLabels(t *testing.T) {
-	got := parseEnumLabels(`enum('a','it''s','x,y','b\\c','')`)
+	got := schema.ParseEnumLabels(`enum('a','it''s','x,y','b\\c','')`)
 	want := []string{"a", "it's", "x,y", `b\c`, ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
@@ -89,18 +90,18 @@ func TestParseEnumLabels(t *testing.T) {
 }
 
 func TestNewTableKeys(t *testing.T) {
-	info := &tableInfo{Columns: []infoColumn{
+	info := &schema.TableShape{Columns: []schema.InfoColumn{
 		{Name: "a", DataType: "int", ColumnType: "int(11)"},
 		{Name: "b", DataType: "varchar", ColumnType: "varchar(5)", Charset: "utf8mb4"},
 	}}
 	id := change.TableID{DB: "d", Table: "t"}
-	_, err := tableFromInfo(id, info, schemaOptions{})
-	var npk *NoPrimaryKeyError
+	_, err := schema.TableFromInfo(id, info, schema.Options{})
+	var npk *schema.NoPrimaryKeyError
 	if !errors.As(err, &npk) || npk.Tables[0] != id {
 		t.Fatalf("no key: got %v", err)
 	}
 	keys := func(db, table string) ([]string, bool) { return []string{"b", "a"}, db == "d" && table == "t" }
-	tbl, err := tableFromInfo(id, info, schemaOptions{keys: keys})
+	tbl, err := schema.TableFromInfo(id, info, schema.Options{Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +109,11 @@ func TestNewTableKeys(t *testing.T) {
 		t.Fatalf("key = %v", tbl.Schema.Key)
 	}
 	info.PrimaryKey = []string{"a"}
-	if tbl, err = tableFromInfo(id, info, schemaOptions{}); err != nil || !reflect.DeepEqual(tbl.Schema.Key, []int{0}) {
+	if tbl, err = schema.TableFromInfo(id, info, schema.Options{}); err != nil || !reflect.DeepEqual(tbl.Schema.Key, []int{0}) {
 		t.Fatalf("primary key: %v %v", tbl, err)
 	}
 	bad := func(db, table string) ([]string, bool) { return []string{"zz"}, true }
-	if _, err := tableFromInfo(id, info, schemaOptions{keys: bad}); err == nil {
+	if _, err := schema.TableFromInfo(id, info, schema.Options{Keys: bad}); err == nil {
 		t.Fatal("unknown key column: want an error")
 	}
 }
@@ -120,10 +121,10 @@ func TestNewTableKeys(t *testing.T) {
 func TestSchemaCacheVersions(t *testing.T) {
 	id := change.TableID{DB: "d", Table: "t"}
 	hist := newSchemaHistory(binlogpos.Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
-	c := newSchemaCache(hist, nil, schemaOptions{}, slog.New(slog.DiscardHandler))
+	c := newSchemaCache(hist, nil, schema.Options{}, slog.New(slog.DiscardHandler))
 	at := func(off uint32) binlogpos.Position { return binlogpos.Position{File: "b.000001", Offset: off} }
-	hist.record(id, at(1), &tableInfo{
-		Columns:    []infoColumn{{Name: "a", DataType: "int", ColumnType: "int(11)"}},
+	hist.record(id, at(1), &schema.TableShape{
+		Columns:    []schema.InfoColumn{{Name: "a", DataType: "int", ColumnType: "int(11)"}},
 		PrimaryKey: []string{"a"},
 	})
 	changed, _, err := c.afterDDL([]change.TableID{id}, at(1))
@@ -187,9 +188,9 @@ func TestTableFromMapNullableKey(t *testing.T) {
 		ColumnType: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0, 0},
 		NullBitmap: []byte{0b10}, ColumnName: [][]byte{[]byte("a"), []byte("b")}}
 	for key, nullable := range map[string]bool{"a": false, "b": true} {
-		opts := schemaOptions{keys: func(string, string) ([]string, bool) { return []string{key}, true }}
-		_, err := tableFromMap(tm, nil, opts)
-		var nk *NullableKeyError
+		opts := schema.Options{Keys: func(string, string) ([]string, bool) { return []string{key}, true }}
+		_, err := schema.TableFromMap(tm, nil, opts)
+		var nk *schema.NullableKeyError
 		if got := errors.As(err, &nk); got != nullable || got && nk.Column != key || !nullable && err != nil {
 			t.Errorf("key %s: got %v, want a NullableKeyError: %v", key, err, nullable)
 		}
@@ -202,12 +203,12 @@ func TestTableFromMapNotNull(t *testing.T) {
 	tm := &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: 3,
 		ColumnType: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0, 0, 0},
 		NullBitmap: []byte{0b110}, ColumnName: [][]byte{[]byte("a"), []byte("b"), []byte("c")}}
-	info := &tableInfo{PrimaryKey: []string{"a"}, Columns: []infoColumn{
+	info := &schema.TableShape{PrimaryKey: []string{"a"}, Columns: []schema.InfoColumn{
 		{Name: "a", DataType: "int", ColumnType: "int(11)", NotNull: true, Comment: "the key"},
 		{Name: "b", DataType: "int", ColumnType: "int(11)", NotNull: true}, // stale: the binlog says nullable
 		{Name: "c", DataType: "int", ColumnType: "int(11)", Comment: "c's"},
 	}}
-	tbl, err := tableFromMap(tm, info, schemaOptions{})
+	tbl, err := schema.TableFromMap(tm, info, schema.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestTableFromMapNotNull(t *testing.T) {
 	if !reflect.DeepEqual(tbl.Schema.Columns, want) {
 		t.Errorf("columns\n got %+v\nwant %+v", tbl.Schema.Columns, want)
 	}
-	if fromInfo, err := tableFromInfo(tbl.Schema.Table, info, schemaOptions{}); err != nil || !fromInfo.Schema.Columns[1].NotNull {
+	if fromInfo, err := schema.TableFromInfo(tbl.Schema.Table, info, schema.Options{}); err != nil || !fromInfo.Schema.Columns[1].NotNull {
 		t.Errorf("tableFromInfo: %v, column b %+v, want NOT NULL as information_schema says", err, fromInfo.Schema.Columns[1])
 	}
 }
@@ -228,7 +229,7 @@ func TestSchemaCacheKeylessCreate(t *testing.T) {
 	id := change.TableID{DB: "d", Table: "t2"}
 	log := slog.New(slog.DiscardHandler)
 	hist := newSchemaHistory(binlogpos.Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
-	c := newSchemaCache(hist, nil, schemaOptions{}, log)
+	c := newSchemaCache(hist, nil, schema.Options{}, log)
 	at := func(off uint32) binlogpos.Position { return binlogpos.Position{File: "b.000001", Offset: off} }
 	for i, step := range []struct {
 		ddl     string
@@ -248,7 +249,7 @@ func TestSchemaCacheKeylessCreate(t *testing.T) {
 		}
 		changed, keyed, err := c.afterDDL([]change.TableID{id}, pos)
 		if step.err {
-			if !errors.As(err, new(*NoPrimaryKeyError)) {
+			if !errors.As(err, new(*schema.NoPrimaryKeyError)) {
 				t.Errorf("%s: %v, want a NoPrimaryKeyError", step.ddl, err)
 			}
 			continue

@@ -13,13 +13,14 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
 // schemaCache keeps the description of every captured table seen in the stream, built from
 // the TABLE_MAP events and the schema history. It is owned by the stream goroutine.
 type schemaCache struct {
-	opts     schemaOptions
+	opts     schema.Options
 	loader   infoLoader
 	hist     *schemaHistory
 	log      *slog.Logger
@@ -32,10 +33,10 @@ type schemaCache struct {
 
 type cacheEntry struct {
 	binlogID uint64 // TABLE_MAP table id the description was built from; 0 after a DDL
-	table    *Table
+	table    *schema.Table
 }
 
-func newSchemaCache(hist *schemaHistory, loader infoLoader, opts schemaOptions, log *slog.Logger) *schemaCache {
+func newSchemaCache(hist *schemaHistory, loader infoLoader, opts schema.Options, log *slog.Logger) *schemaCache {
 	return &schemaCache{opts: opts, loader: loader, hist: hist, log: log, tables: map[change.TableID]*cacheEntry{},
 		versions: map[change.TableID]uint64{}, keyless: map[change.TableID]bool{}}
 }
@@ -53,7 +54,7 @@ func (c *schemaCache) entry(id change.TableID) *cacheEntry {
 // transaction that starts at position at. The schema keeps its version (and pointer) while
 // the shape is unchanged. A table the history does not have (or has as dropped) is read from
 // information_schema and recorded from at on.
-func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMapEvent, at binlogpos.Position) (*Table, error) {
+func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMapEvent, at binlogpos.Position) (*schema.Table, error) {
 	id := change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}
 	e := c.entry(id)
 	if e.table != nil && e.binlogID == tm.TableID {
@@ -72,7 +73,7 @@ func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMap
 		c.hist.record(id, at, loaded)
 		info = loaded
 	}
-	t, err := tableFromMap(tm, info, c.opts)
+	t, err := schema.TableFromMap(tm, info, c.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +83,8 @@ func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMap
 }
 
 // install makes t the table's description, bumping the version when the shape changed.
-func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *Table) bool {
-	if e.table != nil && sameShape(e.table, t) {
+func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *schema.Table) bool {
+	if e.table != nil && schema.SameShape(e.table, t) {
 		return false
 	}
 	c.versions[id]++
@@ -99,7 +100,7 @@ func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *Table) bool {
 // binlog's metadata. A table that the DDL at position at created (or renamed onto its name)
 // without a key is kept in c.keyless and left out: a later DDL of its creation may still
 // give it a key, and its first rows decide (stream.tableMap).
-func (c *schemaCache) afterDDL(ids []change.TableID, at binlogpos.Position) (changed []*Table, keyed map[change.TableID]bool, err error) {
+func (c *schemaCache) afterDDL(ids []change.TableID, at binlogpos.Position) (changed []*schema.Table, keyed map[change.TableID]bool, err error) {
 	for _, id := range ids {
 		info, _ := c.hist.shape(id)
 		if info == nil { // dropped or renamed away
@@ -109,8 +110,8 @@ func (c *schemaCache) afterDDL(ids []change.TableID, at binlogpos.Position) (cha
 		}
 		e := c.entry(id)
 		e.binlogID = 0
-		t, err := tableFromInfo(id, info, c.opts)
-		if errors.As(err, new(*NoPrimaryKeyError)) && (c.keyless[id] || c.hist.previous(id, at) == nil) {
+		t, err := schema.TableFromInfo(id, info, c.opts)
+		if errors.As(err, new(*schema.NoPrimaryKeyError)) && (c.keyless[id] || c.hist.previous(id, at) == nil) {
 			c.keyless[id] = true
 			continue
 		}
@@ -166,7 +167,7 @@ type sqlInfo struct {
 	mariaDB bool
 }
 
-func (s sqlInfo) loadTable(ctx context.Context, id change.TableID) (*tableInfo, error) {
+func (s sqlInfo) loadTable(ctx context.Context, id change.TableID) (*schema.TableShape, error) {
 	infos, err := s.load(ctx, "TABLE_SCHEMA = ? AND TABLE_NAME = ?", []any{id.DB, id.Table}, "CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?")
 	if err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (s sqlInfo) dbCharset(ctx context.Context, db string) (string, error) {
 
 // loadAll reads every table match selects, in a few queries over the databases that hold
 // one.
-func (s sqlInfo) loadAll(ctx context.Context, match func(db, table string) bool) (map[change.TableID]*tableInfo, error) {
+func (s sqlInfo) loadAll(ctx context.Context, match func(db, table string) bool) (map[change.TableID]*schema.TableShape, error) {
 	rows, err := s.db.QueryContext(ctx, tablesQuery+"TABLE_SCHEMA NOT IN "+systemSchemas)
 	if err != nil {
 		return nil, err
@@ -205,7 +206,7 @@ func (s sqlInfo) loadAll(ctx context.Context, match func(db, table string) bool)
 		return nil, err
 	}
 	if len(dbs) == 0 {
-		return map[change.TableID]*tableInfo{}, nil
+		return map[change.TableID]*schema.TableShape{}, nil
 	}
 	in := strings.TrimSuffix(strings.Repeat("?, ", len(dbs)), ", ")
 	args := make([]any, len(dbs))
@@ -226,8 +227,8 @@ func (s sqlInfo) loadAll(ctx context.Context, match func(db, table string) bool)
 
 // load reads the tables a condition on TABLE_SCHEMA and TABLE_NAME selects (checkCond is the
 // same condition for CHECK_CONSTRAINTS).
-func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond string) (map[change.TableID]*tableInfo, error) {
-	infos := map[change.TableID]*tableInfo{}
+func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond string) (map[change.TableID]*schema.TableShape, error) {
+	infos := map[change.TableID]*schema.TableShape{}
 	charsets := map[change.TableID]string{}
 	err := queryRows(ctx, s.db, tablesQuery+cond, args, func(rows *sql.Rows) error {
 		var id change.TableID
@@ -243,7 +244,7 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 	}
 	err = queryRows(ctx, s.db, columnsQuery+cond+columnsOrder, args, func(rows *sql.Rows) error {
 		var id change.TableID
-		var ic infoColumn
+		var ic schema.InfoColumn
 		if err := rows.Scan(&id.DB, &id.Table, &ic.Name, &ic.DataType, &ic.ColumnType, &ic.Charset, &ic.Scale, &ic.Length, &ic.NotNull, &ic.Comment); err != nil {
 			return err
 		}
@@ -253,7 +254,7 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 		}
 		info := infos[id]
 		if info == nil {
-			info = &tableInfo{}
+			info = &schema.TableShape{}
 			if coll != "" {
 				info.Charset = charsetOfCollation(coll)
 			}
@@ -285,13 +286,13 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 		}
 	}
 	for _, info := range infos {
-		info.refreshJSON()
+		info.RefreshJSON()
 	}
 	return infos, nil
 }
 
 // loadChecks marks the JSON columns of MariaDB: those a CHECK (json_valid(col)) validates.
-func (s sqlInfo) loadChecks(ctx context.Context, infos map[change.TableID]*tableInfo, cond string, args []any) error {
+func (s sqlInfo) loadChecks(ctx context.Context, infos map[change.TableID]*schema.TableShape, cond string, args []any) error {
 	scan := func(rows *sql.Rows) error {
 		var id change.TableID
 		var name, level, clause string
@@ -310,11 +311,11 @@ func (s sqlInfo) loadChecks(ctx context.Context, infos map[change.TableID]*table
 			return nil
 		}
 		// A column's own check is named after the column (LEVEL says so from 10.5.10 on).
-		if ic := info.column(name); (level == "Column" || level == "" && len(cols) == 1) && ic != nil && strings.EqualFold(cols[0], ic.Name) {
+		if ic := info.Column(name); (level == "Column" || level == "" && len(cols) == 1) && ic != nil && strings.EqualFold(cols[0], ic.Name) {
 			ic.ColumnCheck = true
 			return nil
 		}
-		info.Checks = append(info.Checks, jsonCheck{Name: name, Columns: cols})
+		info.Checks = append(info.Checks, schema.JSONCheck{Name: name, Columns: cols})
 		return nil
 	}
 	err := queryRows(ctx, s.db, checksQuery+cond, args, scan)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -26,10 +27,10 @@ func (s *stream) schemaChanges(db, query string, at binlogpos.Position, ids []ch
 		}
 		captured = append(captured, id)
 	}
-	ddl := func(id change.TableID, kind change.DDLKind, prev *tableInfo) *change.DDL {
+	ddl := func(id change.TableID, kind change.DDLKind, prev *schema.TableShape) *change.DDL {
 		d := &change.DDL{Kind: kind, Statement: query, Position: at.String()}
 		if prev != nil {
-			d.Previous = schemaOfInfo(id, prev, s.cache.opts)
+			d.Previous = schema.SchemaOfInfo(id, prev, s.cache.opts)
 		}
 		return d
 	}

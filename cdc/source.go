@@ -18,6 +18,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
 )
@@ -83,8 +84,8 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	if err != nil {
 		return fault.MySQL(err)
 	}
-	cache := newSchemaCache(hist, loader, schemaOptions{
-		tinyInt1AsBool: !s.cfg.TinyInt1AsNumber, keys: s.cfg.Keys, collations: srv.collations,
+	cache := newSchemaCache(hist, loader, schema.Options{
+		TinyInt1AsBool: !s.cfg.TinyInt1AsNumber, Keys: s.cfg.Keys, Collations: srv.collations,
 	}, s.cfg.Logger)
 	st := newStream(&s.cfg, cache, out, from, gtidKnown)
 	if s.cfg.Startup == StartTimestamp && s.cfg.Position.IsZero() {
@@ -281,7 +282,7 @@ func checkKeys(ctx context.Context, db *sql.DB, cfg *Config) error {
 		return nil
 	}
 	if cfg.Keyless == nil {
-		return &NoPrimaryKeyError{Tables: missing}
+		return &schema.NoPrimaryKeyError{Tables: missing}
 	}
 	for _, id := range missing {
 		if err := cfg.Keyless(id, false); err != nil {
@@ -374,7 +375,7 @@ ORDER BY 1, 2, ORDINAL_POSITION`
 		}
 		names, ok := keys(id.DB, id.Table)
 		if ok && slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, col) }) {
-			return &NullableKeyError{Table: id, Column: col}
+			return &schema.NullableKeyError{Table: id, Column: col}
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -470,7 +471,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // of small transactions (four or five events each). This goroutine only waits for the
 // connection to end.
 func (s *Source) session(ctx context.Context, srv *server, st *stream) (progressed bool, err error) {
-	st.pending = newPendingRows()
+	st.pending = schema.NewPendingRows()
 	h := &eventHandler{ctx: ctx, src: s, st: st}
 	cfg := s.syncerConfig(srv)
 	cfg.RowsEventDecodeFunc = s.skipUncaptured(st.pending)
@@ -574,7 +575,7 @@ func (s *Source) syncerConfig(srv *server) replication.BinlogSyncerConfig {
 // of captured tables are left undecoded in pending for the stream (see rowimage.go), those
 // of other tables are dropped (Rows stays nil). It runs on go-mysql's reader goroutine, one
 // per connection.
-func (s *Source) skipUncaptured(pending *pendingRows) func(*replication.RowsEvent, []byte) error {
+func (s *Source) skipUncaptured(pending *schema.PendingRows) func(*replication.RowsEvent, []byte) error {
 	captured := map[uint64]bool{}
 	return func(e *replication.RowsEvent, data []byte) error {
 		pos, err := e.DecodeHeader(data)
@@ -587,7 +588,7 @@ func (s *Source) skipUncaptured(pending *pendingRows) func(*replication.RowsEven
 			captured[e.TableID] = ok
 		}
 		if ok {
-			pending.put(e, data[pos:])
+			pending.Put(e, data[pos:])
 		}
 		return nil
 	}
@@ -612,7 +613,7 @@ func classify(err error, at binlogpos.Position, serverID uint32) error {
 		return &RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
 	}
 	if errors.As(err, new(*PositionLostError)) || errors.As(err, new(*ServerIDConflictError)) ||
-		errors.As(err, new(*NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) ||
+		errors.As(err, new(*schema.NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) ||
 		errors.As(err, new(*PreflightError)) || errors.As(err, new(*StatementFormatError)) ||
 		errors.As(err, new(*RetryableError)) {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -42,7 +43,7 @@ type stream struct {
 	tables     map[uint64]*mappedTable // binlog table id → captured table; nil value: not captured
 	maps       map[uint64]*seenMap     // the table maps of earlier transactions, to reuse
 	startAfter int64                   // StartTimestamp: transactions committed before (unix s) are skipped
-	pending    *pendingRows            // the undecoded rows of the connection's captured tables
+	pending    *schema.PendingRows     // the undecoded rows of the connection's captured tables
 
 	lastBeat time.Time // when the last batch was sent
 	sentPos  string    // the position of the last End batch sent
@@ -70,8 +71,8 @@ func (m *seenMap) same(tm *replication.TableMapEvent) bool {
 // mappedTable is a captured table as a TABLE_MAP event maps it: its description and the plan
 // that decodes its row images (nil: go-mysql decodes them).
 type mappedTable struct {
-	*Table
-	plan *rowPlan
+	*schema.Table
+	plan *schema.RowPlan
 }
 
 type mysqlGTID struct {
@@ -237,7 +238,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 	}
 	t, err := s.cache.fromTableMap(ctx, tm, s.delivered)
 	if id := (change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}); err != nil {
-		if !errors.As(err, new(*NoPrimaryKeyError)) || s.cfg.Keyless == nil {
+		if !errors.As(err, new(*schema.NoPrimaryKeyError)) || s.cfg.Keyless == nil {
 			return s.schemaError(id, err)
 		}
 		// Rows of a table without a key: the caller stops (the error) or stops capturing it.
@@ -250,14 +251,14 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 		return nil
 	}
 	if seen.mapped == nil || seen.mapped.Table != t {
-		seen.mapped = &mappedTable{Table: t, plan: newRowPlan(tm, t)}
+		seen.mapped = &mappedTable{Table: t, plan: schema.NewRowPlan(tm, t)}
 	}
 	s.tables[tm.TableID] = seen.mapped
 	return nil
 }
 
 func (s *stream) schemaError(id change.TableID, err error) error {
-	if errors.As(err, new(*NoPrimaryKeyError)) {
+	if errors.As(err, new(*schema.NoPrimaryKeyError)) {
 		return err
 	}
 	return &SchemaError{Table: id, Position: s.cur, Err: err}
@@ -267,7 +268,7 @@ func (s *stream) schemaError(id change.TableID, err error) error {
 // (undecoded), or in e.Rows when go-mysql decoded them.
 func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {
 	s.advance(h)
-	data, pending := s.pending.take(e)
+	data, pending := s.pending.Take(e)
 	t := s.tables[e.TableID]
 	if t == nil || !pending && e.Rows == nil {
 		return nil
@@ -308,9 +309,9 @@ func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replic
 // FromBinlog.
 func decodeImages(h *replication.EventHeader, e *replication.RowsEvent, t *mappedTable, data []byte,
 	pending bool, step int) ([]change.Value, error) {
-	if pending && t.plan.matches(h.EventType, e) {
-		vals, err := t.plan.decode(data, step == 2)
-		if !errors.Is(err, errFallback) {
+	if pending && t.plan.Matches(h.EventType, e) {
+		vals, err := t.plan.Decode(data, step == 2)
+		if !errors.Is(err, schema.ErrFallback) {
 			return vals, err
 		}
 	}
@@ -348,7 +349,7 @@ func FullImages(e *replication.RowsEvent) error {
 
 // decodeRow converts one row image into row, which has a value per column of t. The image
 // must hold every column (binlog_row_image=FULL).
-func decodeRow(t *Table, image []any, row change.Row) (change.Row, error) {
+func decodeRow(t *schema.Table, image []any, row change.Row) (change.Row, error) {
 	if len(image) != len(t.Columns) {
 		return nil, fmt.Errorf("row has %d columns, the table %d", len(image), len(t.Columns))
 	}

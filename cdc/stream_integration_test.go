@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
@@ -352,7 +353,7 @@ func TestNoPrimaryKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = src.Run(context.Background(), make(chan change.Batch))
-		var npk *NoPrimaryKeyError
+		var npk *schema.NoPrimaryKeyError
 		if !errors.As(err, &npk) || !strings.Contains(err.Error(), name+".keyless") {
 			t.Fatalf("got %v, want a NoPrimaryKeyError naming the table", err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 )
@@ -78,7 +79,7 @@ func (c *captureSet) keyless(id change.TableID, rows bool) error {
 	defer c.mu.Unlock()
 	t, ok := c.tables[id]
 	if !ok || t.From == "" {
-		return &cdc.NoPrimaryKeyError{Tables: []change.TableID{id}}
+		return &schema.NoPrimaryKeyError{Tables: []change.TableID{id}}
 	}
 	if !rows {
 		return nil
@@ -86,7 +87,7 @@ func (c *captureSet) keyless(id change.TableID, rows bool) error {
 	if c.strict {
 		return fmt.Errorf("a table created after the start has no primary key at its first rows "+
 			"(scan.binlog.newly-added-table.keyless: fail; skip leaves such tables out): %w",
-			&cdc.NoPrimaryKeyError{Tables: []change.TableID{id}})
+			&schema.NoPrimaryKeyError{Tables: []change.TableID{id}})
 	}
 	t.Skipped = snapshot.SkippedNoKey
 	c.tables[id] = t

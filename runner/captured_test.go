@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
 )
@@ -91,7 +91,7 @@ func TestCaptureSetKeyless(t *testing.T) {
 		var skipped []change.TableID
 		s.onSkip = func(id change.TableID) { skipped = append(skipped, id) }
 		s.reset(snapshot.Progress{Done: true, Tables: []snapshot.TableState{{DB: "d", Table: "a", Done: true}}})
-		if err := s.keyless(snap, false); !errors.As(err, new(*cdc.NoPrimaryKeyError)) {
+		if err := s.keyless(snap, false); !errors.As(err, new(*schema.NoPrimaryKeyError)) {
 			t.Errorf("strict %v: a keyless table of the snapshot: %v", strict, err)
 		}
 		s.created(n, at)
@@ -100,7 +100,7 @@ func TestCaptureSetKeyless(t *testing.T) {
 		}
 		err := s.keyless(n, true)
 		if strict {
-			if !errors.As(err, new(*cdc.NoPrimaryKeyError)) || !strings.Contains(err.Error(), "keyless: fail") || !s.Match("d", "n") {
+			if !errors.As(err, new(*schema.NoPrimaryKeyError)) || !strings.Contains(err.Error(), "keyless: fail") || !s.Match("d", "n") {
 				t.Errorf("strict: %v", err)
 			}
 			continue

@@ -14,7 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
@@ -87,7 +87,7 @@ func TestNullableKeyRefused(t *testing.T) {
 		def.Pipeline.Name = fmt.Sprintf("%s-%d", topic, i) // two pipelines: each its own state in Kafka
 		err := Run(ctx, def, Options{StateDir: t.TempDir(), UntilCaughtUp: true})
 		cancel()
-		var nk *cdc.NullableKeyError
+		var nk *schema.NullableKeyError
 		if !errors.As(err, &nk) || nk.Column != "k" || nk.Table.Table != "nk" {
 			t.Fatalf("source %q: Run returned %v, want a NullableKeyError for nk.k", source, err)
 		}

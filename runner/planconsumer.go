@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/consumer"
 	"github.com/ingestkit/ingest/pipeline"
 )
 
 // consumerColumns is the consumer's view of described columns.
-func consumerColumns(cols []cdc.Column) []consumer.Column {
+func consumerColumns(cols []schema.Column) []consumer.Column {
 	out := make([]consumer.Column, len(cols))
 	for i, c := range cols {
 		out[i] = consumer.Column{Name: c.Name, SQLType: c.SQLType, Kind: c.ValueKind(),

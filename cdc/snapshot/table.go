@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -37,7 +38,7 @@ type Table struct {
 }
 
 // FromCDC adapts a description built by package cdc.
-func FromCDC(t *cdc.Table) *Table {
+func FromCDC(t *schema.Table) *Table {
 	cols := make([]Decoder, len(t.Columns))
 	for i := range t.Columns {
 		cols[i] = &t.Columns[i]
@@ -145,7 +146,7 @@ func checkRecordKey(ctx context.Context, db *sql.DB, id change.TableID, s *chang
 	}
 	for _, f := range facts {
 		if f.Nullable {
-			return &cdc.NullableKeyError{Table: id, Column: f.Name}
+			return &schema.NullableKeyError{Table: id, Column: f.Name}
 		}
 	}
 	return nil

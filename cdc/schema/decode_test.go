@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 // infoCol builds a Column the way the snapshot would, from information_schema facts.
 func infoCol(t *testing.T, dataType, columnType, charset string, scale, length int) *Column {
 	t.Helper()
-	c, err := columnFromInfo(infoColumn{Name: "c", DataType: dataType, ColumnType: columnType, Charset: charset,
-		Scale: scale, Length: length}, schemaOptions{tinyInt1AsBool: true})
+	c, err := columnFromInfo(InfoColumn{Name: "c", DataType: dataType, ColumnType: columnType, Charset: charset,
+		Scale: scale, Length: length}, Options{TinyInt1AsBool: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestFromBinlog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := describeValue(v); got != tc.want {
+			if got := DescribeValue(v); got != tc.want {
 				t.Fatalf("got %s, want %s", got, tc.want)
 			}
 		})
@@ -144,7 +144,7 @@ func TestFromText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := describeValue(v); got != tc.want {
+			if got := DescribeValue(v); got != tc.want {
 				t.Fatalf("got %s, want %s", got, tc.want)
 			}
 		})
@@ -171,7 +171,7 @@ func TestFromTextErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		if v, err := tc.col.FromText([]byte(tc.in)); err == nil {
-			t.Errorf("%s %q: got %s, want an error", tc.col.SQLType, tc.in, describeValue(v))
+			t.Errorf("%s %q: got %s, want an error", tc.col.SQLType, tc.in, DescribeValue(v))
 		}
 	}
 	enum := infoCol(t, "enum", "enum('a')", "utf8mb4", 0, 0)
@@ -304,7 +304,7 @@ func FuzzGeometryJSON(f *testing.F) {
 }
 
 func TestDescribeValueKinds(t *testing.T) {
-	if got := describeValue(change.TimeValue(-(838*3600 + 59*60 + 59) * 1_000_000)); got != "time:-838:59:59.000000" {
+	if got := DescribeValue(change.TimeValue(-(838*3600 + 59*60 + 59) * 1_000_000)); got != "time:-838:59:59.000000" {
 		t.Fatal(got)
 	}
 }

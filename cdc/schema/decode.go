@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"bytes"
@@ -12,39 +12,39 @@ import (
 	"github.com/ingestkit/ingest/change"
 )
 
-// class is how a column's values are decoded; it follows from the column's SQL type and
+// Class is how a column's values are decoded; it follows from the column's SQL type and
 // the facts schema.go gathers (signedness, display width, collation, JSON check).
-type class uint8
+type Class uint8
 
 const (
-	classInt       class = iota + 1 // TINYINT…BIGINT; Unsigned selects Uint
-	classBool                       // TINYINT(1) with treat-tinyint1-as-boolean
-	classYear                       // YEAR
-	classFloat                      // FLOAT
-	classDouble                     // DOUBLE
-	classDecimal                    // DECIMAL(p,s); Scale
-	classDate                       // DATE
-	classDateTime                   // DATETIME(p)
-	classTimestamp                  // TIMESTAMP(p)
-	classTime                       // TIME(p)
-	classString                     // CHAR, VARCHAR, TEXT; Charset
-	classBinary                     // BINARY(n); Length is n bytes
-	classBytes                      // VARBINARY, BLOB
-	classBit                        // BIT(n); Length is n bits
-	classEnum                       // ENUM; Labels
-	classSet                        // SET; Labels
-	classJSON                       // JSON (MySQL binary JSON or MariaDB LONGTEXT json_valid)
-	classGeometry                   // GEOMETRY family
-	classUUID                       // MariaDB UUID; Length 16 (see fixedbin.go)
-	classInet4                      // MariaDB INET4; Length 4
-	classInet6                      // MariaDB INET6; Length 16
+	ClassInt       Class = iota + 1 // TINYINT…BIGINT; Unsigned selects Uint
+	ClassBool                       // TINYINT(1) with treat-tinyint1-as-boolean
+	ClassYear                       // YEAR
+	ClassFloat                      // FLOAT
+	ClassDouble                     // DOUBLE
+	ClassDecimal                    // DECIMAL(p,s); Scale
+	ClassDate                       // DATE
+	ClassDateTime                   // DATETIME(p)
+	ClassTimestamp                  // TIMESTAMP(p)
+	ClassTime                       // TIME(p)
+	ClassString                     // CHAR, VARCHAR, TEXT; Charset
+	ClassBinary                     // BINARY(n); Length is n bytes
+	ClassBytes                      // VARBINARY, BLOB
+	ClassBit                        // BIT(n); Length is n bits
+	ClassEnum                       // ENUM; Labels
+	ClassSet                        // SET; Labels
+	ClassJSON                       // JSON (MySQL binary JSON or MariaDB LONGTEXT json_valid)
+	ClassGeometry                   // GEOMETRY family
+	ClassUUID                       // MariaDB UUID; Length 16 (see fixedbin.go)
+	ClassInet4                      // MariaDB INET4; Length 4
+	ClassInet6                      // MariaDB INET6; Length 16
 )
 
 var classNames = [...]string{"", "int", "bool", "year", "float", "double", "decimal", "date",
 	"datetime", "timestamp", "time", "string", "binary", "bytes", "bit", "enum", "set", "json",
 	"geometry", "uuid", "inet4", "inet6"}
 
-func (c class) String() string {
+func (c Class) String() string {
 	if int(c) < len(classNames) {
 		return classNames[c]
 	}
@@ -74,24 +74,24 @@ type Column struct {
 	// Comment is the column's COMMENT ("" when none, or not known).
 	Comment string
 
-	class  class
+	Class  Class
 	medium bool    // MEDIUMINT: go-mysql sign-extends its 24 bits into an int32
 	dec    decoder // nil when the text is UTF-8 already
 }
 
 // ValueKind returns the kind of the values the column decodes to (Null aside).
 func (c *Column) ValueKind() change.Kind {
-	return classKinds[c.class]
+	return classKinds[c.Class]
 }
 
-var classKinds = [...]change.Kind{classInt: change.Int, classBool: change.Bool,
-	classYear: change.Int, classFloat: change.Float32, classDouble: change.Float64,
-	classDecimal: change.Decimal, classDate: change.Date, classDateTime: change.DateTime,
-	classTimestamp: change.Timestamp, classTime: change.Time, classString: change.String,
-	classBinary: change.Bytes, classBytes: change.Bytes, classBit: change.Bytes,
-	classEnum: change.String, classSet: change.String, classJSON: change.JSON,
-	classGeometry: change.Geometry, classUUID: change.String, classInet4: change.String,
-	classInet6: change.String}
+var classKinds = [...]change.Kind{ClassInt: change.Int, ClassBool: change.Bool,
+	ClassYear: change.Int, ClassFloat: change.Float32, ClassDouble: change.Float64,
+	ClassDecimal: change.Decimal, ClassDate: change.Date, ClassDateTime: change.DateTime,
+	ClassTimestamp: change.Timestamp, ClassTime: change.Time, ClassString: change.String,
+	ClassBinary: change.Bytes, ClassBytes: change.Bytes, ClassBit: change.Bytes,
+	ClassEnum: change.String, ClassSet: change.String, ClassJSON: change.JSON,
+	ClassGeometry: change.Geometry, ClassUUID: change.String, ClassInet4: change.String,
+	ClassInet6: change.String}
 
 // FromBinlog converts a value as go-mysql's row decoder returns it (BinlogSyncer with
 // ParseTime, TimestampStringLocation UTC and UseDecimal off) into a change.Value.
@@ -101,14 +101,14 @@ func (c *Column) FromBinlog(v any) (change.Value, error) {
 	}
 	val, err := c.fromBinlog(v)
 	if err != nil {
-		return change.Value{}, fmt.Errorf("column %s (%s): binlog value %T %v: %w", c.Name, c.class, v, v, err)
+		return change.Value{}, fmt.Errorf("column %s (%s): binlog value %T %v: %w", c.Name, c.Class, v, v, err)
 	}
 	return val, nil
 }
 
 func (c *Column) fromBinlog(v any) (change.Value, error) {
-	switch c.class {
-	case classInt, classBool, classYear, classBit, classEnum, classSet:
+	switch c.Class {
+	case ClassInt, ClassBool, ClassYear, ClassBit, ClassEnum, ClassSet:
 		n, ok := binlogInt(v, c.Unsigned)
 		if !ok {
 			return change.Value{}, errUnexpectedType
@@ -117,23 +117,23 @@ func (c *Column) fromBinlog(v any) (change.Value, error) {
 			n &= 1<<24 - 1
 		}
 		return c.fromInteger(n)
-	case classFloat:
+	case ClassFloat:
 		if f, ok := v.(float32); ok {
 			return change.Float32Value(f), nil
 		}
-	case classDouble:
+	case ClassDouble:
 		if f, ok := v.(float64); ok {
 			return change.Float64Value(f), nil
 		}
-	case classDateTime, classTimestamp:
+	case ClassDateTime, ClassTimestamp:
 		if t, ok := v.(time.Time); ok {
 			return c.fromTime(t), nil
 		}
-	case classBinary:
+	case ClassBinary:
 		if s, ok := v.(string); ok {
 			return change.BytesValue(padBinary(stringBytes(s), c.Length)), nil
 		}
-	case classUUID, classInet4, classInet6:
+	case ClassUUID, ClassInet4, ClassInet6:
 		if s, ok := v.(string); ok {
 			return c.fixedBinFromBytes(stringBytes(s))
 		}
@@ -179,19 +179,19 @@ func binlogInt(v any, unsigned bool) (uint64, bool) {
 
 // fromInteger converts the integer forms: ints, YEAR, BIT as a number, ENUM index, SET mask.
 func (c *Column) fromInteger(n uint64) (change.Value, error) {
-	switch c.class {
-	case classBool:
+	switch c.Class {
+	case ClassBool:
 		return change.BoolValue(n != 0), nil
-	case classBit:
+	case ClassBit:
 		if c.Length == 1 {
 			return change.BoolValue(n != 0), nil
 		}
 		b := make([]byte, 8)
 		binary.BigEndian.PutUint64(b, n)
 		return change.BytesValue(b[8-bitBytes(c.Length):]), nil
-	case classEnum:
+	case ClassEnum:
 		return c.enumLabel(n)
-	case classSet:
+	case ClassSet:
 		return c.setLabels(n)
 	}
 	if c.Unsigned {
@@ -235,7 +235,7 @@ func (c *Column) setLabels(mask uint64) (change.Value, error) {
 // fromTime converts go-mysql's ParseTime values: DATETIME as a wall clock labelled UTC,
 // TIMESTAMP as an instant (in whatever location).
 func (c *Column) fromTime(t time.Time) change.Value {
-	if c.class == classTimestamp {
+	if c.Class == ClassTimestamp {
 		return change.TimestampValue(t.UnixMicro())
 	}
 	return change.DateTimeValue(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(),
@@ -252,7 +252,7 @@ func (c *Column) FromText(b []byte) (change.Value, error) {
 	}
 	v, err := c.fromText(b)
 	if err != nil {
-		return change.Value{}, fmt.Errorf("column %s (%s): value %q: %w", c.Name, c.class, b, err)
+		return change.Value{}, fmt.Errorf("column %s (%s): value %q: %w", c.Name, c.Class, b, err)
 	}
 	return v, nil
 }
@@ -260,47 +260,47 @@ func (c *Column) FromText(b []byte) (change.Value, error) {
 // FromOwnedText is FromText for text the caller hands over (the snapshot's row buffers): a
 // JSON document is compacted where it is instead of into a copy.
 func (c *Column) FromOwnedText(b []byte) (change.Value, error) {
-	if c.class == classJSON && c.dec == nil && len(b) > 0 {
+	if c.Class == ClassJSON && c.dec == nil && len(b) > 0 {
 		return change.JSONValue(compactJSONInPlace(b)), nil
 	}
 	return c.FromText(b)
 }
 
 func (c *Column) fromText(b []byte) (change.Value, error) {
-	switch c.class {
-	case classInt, classYear, classBool:
+	switch c.Class {
+	case ClassInt, ClassYear, ClassBool:
 		return c.intText(b)
-	case classFloat:
+	case ClassFloat:
 		f, err := strconv.ParseFloat(unsafeString(b), 32)
 		return change.Float32Value(float32(f)), err
-	case classDouble:
+	case ClassDouble:
 		f, err := strconv.ParseFloat(unsafeString(b), 64)
 		return change.Float64Value(f), err
-	case classDecimal:
+	case ClassDecimal:
 		return c.decimalText(b)
-	case classDate:
+	case ClassDate:
 		return dateText(b)
-	case classDateTime:
+	case ClassDateTime:
 		return dateTimeText(b, false)
-	case classTimestamp:
+	case ClassTimestamp:
 		return dateTimeText(b, true)
-	case classTime:
+	case ClassTime:
 		return timeText(b)
-	case classBinary:
+	case ClassBinary:
 		return change.BytesValue(padBinary(b, c.Length)), nil
-	case classBytes:
+	case ClassBytes:
 		return change.BytesValue(b), nil
-	case classBit:
+	case ClassBit:
 		return c.bitText(b)
-	case classJSON:
+	case ClassJSON:
 		return c.jsonText(b)
-	case classGeometry:
+	case ClassGeometry:
 		g, err := geometryJSON(b)
 		return change.GeometryValue(g), err
-	case classUUID, classInet4, classInet6:
+	case ClassUUID, ClassInet4, ClassInet6:
 		return c.fixedBinFromText(b)
 	}
-	// classString, classEnum and classSet: labels and text in the column's character set.
+	// ClassString, ClassEnum and ClassSet: labels and text in the column's character set.
 	return c.stringText(b)
 }
 
@@ -397,7 +397,7 @@ func (c *Column) transcode(b []byte) ([]byte, error) {
 	if c.dec == nil {
 		return b, nil
 	}
-	return c.dec.decode(b)
+	return c.dec.Decode(b)
 }
 
 // padBinary pads BINARY(n) to n bytes with 0x00; the binlog strips the padding.
@@ -521,9 +521,9 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// describeValue renders a Value in the package's debug form "kind:text", used by the golden
+// DescribeValue renders a Value in the package's debug form "kind:text", used by the golden
 // tests and in error messages.
-func describeValue(v change.Value) string {
+func DescribeValue(v change.Value) string {
 	var sb strings.Builder
 	sb.WriteString(v.Kind.String())
 	sb.WriteByte(':')

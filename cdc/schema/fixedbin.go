@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"encoding/hex"
@@ -23,14 +23,14 @@ import (
 
 // fixedBinClass returns the class and byte length of a fixed binary type named by
 // information_schema's DATA_TYPE.
-func fixedBinClass(dataType string) (class, int, bool) {
+func fixedBinClass(dataType string) (Class, int, bool) {
 	switch dataType {
 	case "uuid":
-		return classUUID, 16, true
+		return ClassUUID, 16, true
 	case "inet4":
-		return classInet4, 4, true
+		return ClassInet4, 4, true
 	case "inet6":
-		return classInet6, 16, true
+		return ClassInet6, 16, true
 	}
 	return 0, 0, false
 }
@@ -39,45 +39,45 @@ func fixedBinClass(dataType string) (class, int, bool) {
 // stripped) as the server's text.
 func (c *Column) fixedBinFromBytes(b []byte) (change.Value, error) {
 	if len(b) > c.Length {
-		return change.Value{}, fmt.Errorf("%d bytes for a %d-byte %s", len(b), c.Length, c.class)
+		return change.Value{}, fmt.Errorf("%d bytes for a %d-byte %s", len(b), c.Length, c.Class)
 	}
-	return change.StringValue(appendFixedBin(nil, c.class, padBinary(b, c.Length))), nil
+	return change.StringValue(AppendFixedBin(nil, c.Class, padBinary(b, c.Length))), nil
 }
 
 // fixedBinFromText reads the server's text of a fixed binary value and renders it again, so
 // that the snapshot's value is the binlog's by construction.
 func (c *Column) fixedBinFromText(text []byte) (change.Value, error) {
-	b, ok := parseFixedBin(c.class, text)
+	b, ok := ParseFixedBin(c.Class, text)
 	if !ok {
-		return change.Value{}, fmt.Errorf("not a %s text", c.class)
+		return change.Value{}, fmt.Errorf("not a %s text", c.Class)
 	}
-	return change.StringValue(appendFixedBin(nil, c.class, b)), nil
+	return change.StringValue(AppendFixedBin(nil, c.Class, b)), nil
 }
 
-// appendFixedBin appends the server's text of a UUID, INET4 or INET6 of the right length.
-func appendFixedBin(dst []byte, cl class, b []byte) []byte {
+// AppendFixedBin appends the server's text of a UUID, INET4 or INET6 of the right length.
+func AppendFixedBin(dst []byte, cl Class, b []byte) []byte {
 	switch cl {
-	case classUUID:
+	case ClassUUID:
 		return appendUUID(dst, b)
-	case classInet4:
+	case ClassInet4:
 		return appendInet4(dst, b)
 	}
 	return appendInet6(dst, b)
 }
 
-// parseFixedBin reads the text of a UUID, INET4 or INET6 into its bytes.
-func parseFixedBin(cl class, text []byte) ([]byte, bool) {
-	if cl == classUUID {
+// ParseFixedBin reads the text of a UUID, INET4 or INET6 into its bytes.
+func ParseFixedBin(cl Class, text []byte) ([]byte, bool) {
+	if cl == ClassUUID {
 		return parseUUID(text)
 	}
 	a, err := netip.ParseAddr(string(text))
 	switch {
 	case err != nil || a.Zone() != "":
 		return nil, false
-	case cl == classInet4 && a.Is4():
+	case cl == ClassInet4 && a.Is4():
 		b := a.As4()
 		return b[:], true
-	case cl == classInet6 && !a.Is4():
+	case cl == ClassInet6 && !a.Is4():
 		b := a.As16()
 		return b[:], true
 	}

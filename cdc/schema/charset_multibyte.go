@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	_ "embed"
@@ -19,7 +19,7 @@ import (
 // a character otherwise (mbmaps.txt): big5, sjis, ujis, and the user-defined areas of cp932
 // and eucjpms, which MariaDB maps to the Private Use Area.
 
-var xtextEncodings = map[string]encoding.Encoding{
+var XtextEncodings = map[string]encoding.Encoding{
 	"gbk": simplifiedchinese.GBK, "gb2312": simplifiedchinese.GBK,
 	"gb18030": simplifiedchinese.GB18030, "big5": traditionalchinese.Big5,
 	"sjis": japanese.ShiftJIS, "cp932": japanese.ShiftJIS, "ujis": japanese.EUCJP,
@@ -62,14 +62,14 @@ func eucJPLen(b byte) int {
 	return 1
 }
 
-// mbmapsText holds the corrections (see its header); TestMultiByteMatchesServer
+// MBMapsText holds the corrections (see its header); TestMultiByteMatchesServer
 // (charset_integration_test.go) writes it from the server.
 //
 //go:embed mbmaps.txt
-var mbmapsText string
+var MBMapsText string
 
 var mbmaps = func() map[string]map[uint32]rune {
-	m, err := parseMBMaps(mbmapsText)
+	m, err := parseMBMaps(MBMapsText)
 	if err != nil {
 		panic("cdc: mbmaps.txt: " + err.Error())
 	}
@@ -113,7 +113,7 @@ type mbDecoder struct {
 	seqLen func(byte) int
 }
 
-func (d mbDecoder) decode(b []byte) ([]byte, error) {
+func (d mbDecoder) Decode(b []byte) ([]byte, error) {
 	var out []byte
 	start := 0 // of the bytes not yet decoded
 	for i := 0; i < len(b); {

@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"encoding/binary"

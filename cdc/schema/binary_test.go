@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"bytes"
@@ -7,7 +7,13 @@ import (
 )
 
 // leN is le with the size first.
-func leN(size int, n uint64) []byte { return le(n, size) }
+func leN(size int, n uint64) []byte {
+	b := make([]byte, size)
+	for i := range size {
+		b[i] = byte(n >> (8 * i))
+	}
+	return b
+}
 
 // binDate builds a binary DATE/DATETIME/TIMESTAMP of the given length (0, 4, 7 or 11).
 func binDate(n, y, mo, d, h, mi, s, us int) []byte {
@@ -73,7 +79,7 @@ func TestFromBinary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := describeValue(v); got != tt.want {
+			if got := DescribeValue(v); got != tt.want {
 				t.Errorf("FromBinary(% x) = %s, want %s", tt.in, got, tt.want)
 			}
 			if tt.text == "" {
@@ -91,7 +97,7 @@ func TestFromBinary(t *testing.T) {
 				t.Fatal(err)
 			}
 			if fromText.Kind != v.Kind || fromText.Num != v.Num || !bytes.Equal(fromText.Bytes, v.Bytes) {
-				t.Errorf("FromText(%q) = %s, FromBinary = %s", tt.text, describeValue(fromText), describeValue(v))
+				t.Errorf("FromText(%q) = %s, FromBinary = %s", tt.text, DescribeValue(fromText), DescribeValue(v))
 			}
 		})
 	}
@@ -115,7 +121,7 @@ func TestFromBinaryErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if v, err := tt.col.FromBinary(tt.in); err == nil {
-				t.Errorf("FromBinary(% x) = %s, want an error", tt.in, describeValue(v))
+				t.Errorf("FromBinary(% x) = %s, want an error", tt.in, DescribeValue(v))
 			}
 			if _, err := tt.col.BinaryText(tt.in); err == nil {
 				t.Errorf("BinaryText(% x) gave no error", tt.in)
@@ -136,8 +142,8 @@ func FuzzFromBinary(f *testing.F) {
 		{"date", "date", 0}, {"datetime", "datetime(6)", 6}, {"timestamp", "timestamp(2)", 2},
 		{"time", "time(4)", 4}, {"time", "time", 0}, {"tinyint", "tinyint(1)", 0},
 	} {
-		col, err := columnFromInfo(infoColumn{Name: "c", DataType: c.dataType, ColumnType: c.columnType, Scale: c.scale},
-			schemaOptions{tinyInt1AsBool: true})
+		col, err := columnFromInfo(InfoColumn{Name: "c", DataType: c.dataType, ColumnType: c.columnType, Scale: c.scale},
+			Options{TinyInt1AsBool: true})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -154,14 +160,14 @@ func FuzzFromBinary(f *testing.F) {
 		}
 		text, err := col.BinaryText(b)
 		if err != nil {
-			t.Fatalf("FromBinary(% x) = %s but BinaryText fails: %v", b, describeValue(v), err)
+			t.Fatalf("FromBinary(% x) = %s but BinaryText fails: %v", b, DescribeValue(v), err)
 		}
 		fromText, err := col.FromText(text)
 		if err != nil {
 			t.Fatalf("BinaryText(% x) = %q, which FromText refuses: %v", b, text, err)
 		}
 		if fromText.Kind != v.Kind || fromText.Num != v.Num || !bytes.Equal(fromText.Bytes, v.Bytes) {
-			t.Fatalf("% x: FromBinary %s, FromText(%q) %s", b, describeValue(v), text, describeValue(fromText))
+			t.Fatalf("% x: FromBinary %s, FromText(%q) %s", b, DescribeValue(v), text, DescribeValue(fromText))
 		}
 	})
 }

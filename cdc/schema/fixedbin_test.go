@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"bytes"
@@ -53,9 +53,9 @@ func FuzzFixedBin(f *testing.F) {
 		if len(b) != 16 {
 			return
 		}
-		for _, cl := range []class{classInet6, classUUID} {
-			text := appendFixedBin(nil, cl, b)
-			back, ok := parseFixedBin(cl, text)
+		for _, cl := range []Class{ClassInet6, ClassUUID} {
+			text := AppendFixedBin(nil, cl, b)
+			back, ok := ParseFixedBin(cl, text)
 			if !ok || !bytes.Equal(back, b) {
 				t.Fatalf("%s %x: text %s reads back as %x (%v)", cl, b, text, back, ok)
 			}

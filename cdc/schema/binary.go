@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"encoding/binary"
@@ -28,7 +28,7 @@ import (
 func (c *Column) FromBinary(b []byte) (change.Value, error) {
 	v, err := c.fromBinary(b)
 	if err != nil {
-		return change.Value{}, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.class, b, err)
+		return change.Value{}, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.Class, b, err)
 	}
 	return v, nil
 }
@@ -36,8 +36,8 @@ func (c *Column) FromBinary(b []byte) (change.Value, error) {
 // BinaryForm reports whether the binary protocol sends the column's values in a fixed form
 // (FromBinary) rather than as text (FromText).
 func (c *Column) BinaryForm() bool {
-	switch c.class {
-	case classInt, classBool, classYear, classFloat, classDouble, classDate, classDateTime, classTimestamp, classTime:
+	switch c.Class {
+	case ClassInt, ClassBool, ClassYear, ClassFloat, ClassDouble, ClassDate, ClassDateTime, ClassTimestamp, ClassTime:
 		return true
 	}
 	return false
@@ -49,14 +49,14 @@ var (
 )
 
 func (c *Column) fromBinary(b []byte) (change.Value, error) {
-	switch c.class {
-	case classInt, classBool, classYear:
+	switch c.Class {
+	case ClassInt, ClassBool, ClassYear:
 		n, ok := c.binaryInt(b)
 		if !ok {
 			return change.Value{}, errBinaryLength
 		}
 		return c.fromInteger(n)
-	case classFloat:
+	case ClassFloat:
 		switch len(b) {
 		case 4:
 			return change.Float32Value(math.Float32frombits(binary.LittleEndian.Uint32(b))), nil
@@ -64,18 +64,18 @@ func (c *Column) fromBinary(b []byte) (change.Value, error) {
 			return change.Float32Value(float32(math.Float64frombits(binary.LittleEndian.Uint64(b)))), nil
 		}
 		return change.Value{}, errBinaryLength
-	case classDouble:
+	case ClassDouble:
 		if len(b) != 8 {
 			return change.Value{}, errBinaryLength
 		}
 		return change.Float64Value(math.Float64frombits(binary.LittleEndian.Uint64(b))), nil
-	case classDate, classDateTime, classTimestamp:
+	case ClassDate, ClassDateTime, ClassTimestamp:
 		d, ok := binaryDateTime(b)
 		if !ok {
 			return change.Value{}, errBinaryLength
 		}
 		return c.fromDateTime(d), nil
-	case classTime:
+	case ClassTime:
 		micros, ok := binaryTime(b)
 		if !ok {
 			return change.Value{}, errBinaryLength
@@ -88,7 +88,7 @@ func (c *Column) fromBinary(b []byte) (change.Value, error) {
 // binaryInt reads an integer of 1, 2, 4 or 8 bytes (YEAR: 2), sign-extended unless the
 // column is unsigned, as uint64 bits.
 func (c *Column) binaryInt(b []byte) (uint64, bool) {
-	if c.class == classYear { // 2 bytes, 0 or 1901…2155
+	if c.Class == ClassYear { // 2 bytes, 0 or 1901…2155
 		if len(b) != 2 {
 			return 0, false
 		}
@@ -144,11 +144,11 @@ func binaryDateTime(b []byte) (dateTime, bool) {
 // instant); zero parts give Null.
 func (c *Column) fromDateTime(d dateTime) change.Value {
 	switch {
-	case c.class == classDate:
+	case c.Class == ClassDate:
 		return change.DateValue(d.year, d.month, d.day)
 	case d.year == 0 || d.month == 0 || d.day == 0:
 		return change.Value{}
-	case c.class == classTimestamp:
+	case c.Class == ClassTimestamp:
 		t := time.Date(d.year, time.Month(d.month), d.day, d.hour, d.minute, d.second, d.micro*1000, time.UTC)
 		return change.TimestampValue(t.UnixMicro())
 	}
@@ -184,36 +184,36 @@ func binaryTime(b []byte) (int64, bool) {
 func (c *Column) BinaryText(b []byte) ([]byte, error) {
 	out, err := c.binaryText(b)
 	if err != nil {
-		return nil, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.class, b, err)
+		return nil, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.Class, b, err)
 	}
 	return out, nil
 }
 
 func (c *Column) binaryText(b []byte) ([]byte, error) {
-	switch c.class {
-	case classInt, classBool, classYear:
+	switch c.Class {
+	case ClassInt, ClassBool, ClassYear:
 		n, ok := c.binaryInt(b)
 		switch {
 		case !ok:
 			return nil, errBinaryLength
-		case c.class == classYear:
+		case c.Class == ClassYear:
 			return fmt.Appendf(nil, "%04d", n), nil
 		case c.Unsigned:
 			return strconv.AppendUint(nil, n, 10), nil
 		}
 		return strconv.AppendInt(nil, int64(n), 10), nil
-	case classDate, classDateTime, classTimestamp:
+	case ClassDate, ClassDateTime, ClassTimestamp:
 		d, ok := binaryDateTime(b)
 		if !ok {
 			return nil, errBinaryLength
 		}
 		out := fmt.Appendf(nil, "%04d-%02d-%02d", d.year, d.month, d.day)
-		if c.class == classDate {
+		if c.Class == ClassDate {
 			return out, nil
 		}
 		out = fmt.Appendf(out, " %02d:%02d:%02d", d.hour, d.minute, d.second)
 		return appendFraction(out, d.micro, c.Scale), nil
-	case classTime:
+	case ClassTime:
 		micros, ok := binaryTime(b)
 		if !ok {
 			return nil, errBinaryLength

@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"encoding/binary"
@@ -31,44 +31,44 @@ import (
 // DATETIME of February 30, say), whose conversion through go-mysql's text is not worth
 // reproducing.
 
-// pendingRows hands the undecoded row images of captured tables' rows events from go-mysql's
+// PendingRows hands the undecoded row images of captured tables' rows events from go-mysql's
 // reader goroutine, which decodes only their headers, to the stream goroutine, which decodes
 // the rows. A RowsEvent has no field for them, so they are kept by event until taken. One
 // pendingRows serves one replication connection: what its stream never took goes with it.
-type pendingRows struct {
+type PendingRows struct {
 	mu     sync.Mutex
-	images map[*replication.RowsEvent][]byte
+	Images map[*replication.RowsEvent][]byte
 }
 
-// newPendingRows returns an empty pendingRows.
-func newPendingRows() *pendingRows {
-	return &pendingRows{images: map[*replication.RowsEvent][]byte{}}
+// NewPendingRows returns an empty pendingRows.
+func NewPendingRows() *PendingRows {
+	return &PendingRows{Images: map[*replication.RowsEvent][]byte{}}
 }
 
-// put keeps the row images of e: the event body after its header.
-func (p *pendingRows) put(e *replication.RowsEvent, images []byte) {
+// Put keeps the row images of e: the event body after its header.
+func (p *PendingRows) Put(e *replication.RowsEvent, images []byte) {
 	p.mu.Lock()
-	p.images[e] = images
+	p.Images[e] = images
 	p.mu.Unlock()
 }
 
-// take returns and forgets the row images of e. ok is false when e's rows were not left to
+// Take returns and forgets the row images of e. ok is false when e's rows were not left to
 // the stream (a table that is not captured); p may be nil.
-func (p *pendingRows) take(e *replication.RowsEvent) (images []byte, ok bool) {
+func (p *PendingRows) Take(e *replication.RowsEvent) (images []byte, ok bool) {
 	if p == nil {
 		return nil, false
 	}
 	p.mu.Lock()
-	images, ok = p.images[e]
-	delete(p.images, e)
+	images, ok = p.Images[e]
+	delete(p.Images, e)
 	p.mu.Unlock()
 	return images, ok
 }
 
 var (
-	// errFallback says that the plan leaves an event to go-mysql: it holds a value whose
+	// ErrFallback says that the plan leaves an event to go-mysql: it holds a value whose
 	// conversion the plan does not reproduce.
-	errFallback = errors.New("value left to go-mysql's decoder")
+	ErrFallback = errors.New("value left to go-mysql's decoder")
 	// errTruncated reports a row image shorter than its columns.
 	errTruncated = errors.New("row image truncated")
 )
@@ -93,12 +93,12 @@ const (
 	wireBlob                       // length in size (1 to 4) bytes, then the bytes
 )
 
-// rowPlan decodes the row images of one TABLE_MAP event's table: a decoder per column,
+// RowPlan decodes the row images of one TABLE_MAP event's table: a decoder per column,
 // chosen from the column's binlog type and metadata and the Column it converts into. A table
 // map for which newRowPlan gives no plan has its events decoded by go-mysql.
-type rowPlan struct {
+type RowPlan struct {
 	types []byte   // the column types of the table map
-	metas []uint16 // and their metadata
+	Metas []uint16 // and their metadata
 	cols  []colPlan
 
 	textSize int // the most bytes the values of a row image build (valid values assumed)
@@ -114,14 +114,14 @@ type colPlan struct {
 	fsp   int // temporal types: fraction digits (0 to 6)
 }
 
-// newRowPlan returns the plan decoding the rows of t as tm maps them, or nil when a column's
+// NewRowPlan returns the plan decoding the rows of t as tm maps them, or nil when a column's
 // type, metadata or class is one the plan does not handle.
-func newRowPlan(tm *replication.TableMapEvent, t *Table) *rowPlan {
+func NewRowPlan(tm *replication.TableMapEvent, t *Table) *RowPlan {
 	n := len(t.Columns)
 	if n == 0 || len(tm.ColumnType) != n || len(tm.ColumnMeta) != n {
 		return nil
 	}
-	p := &rowPlan{types: tm.ColumnType, metas: tm.ColumnMeta, cols: make([]colPlan, n)}
+	p := &RowPlan{types: tm.ColumnType, Metas: tm.ColumnMeta, cols: make([]colPlan, n)}
 	for i := range p.cols {
 		cp, ok := planColumn(tm.ColumnType[i], tm.ColumnMeta[i], &t.Columns[i])
 		if !ok {
@@ -194,7 +194,7 @@ func planColumn(tp byte, meta uint16, c *Column) (colPlan, bool) {
 // planString plans a MYSQL_TYPE_STRING column: CHAR and BINARY, or the ENUM or SET its
 // metadata names.
 func (p *colPlan) planString(meta uint16) bool {
-	tp, length := realType(mysql.MYSQL_TYPE_STRING, meta)
+	tp, length := RealType(mysql.MYSQL_TYPE_STRING, meta)
 	switch tp {
 	case mysql.MYSQL_TYPE_STRING:
 		p.wire, p.size = wireString, stringPrefix(length)
@@ -234,34 +234,34 @@ func temporalWire(tp byte, fsp int) (wire, int) {
 // converts reports whether the plan converts the value of its wire form into the column's
 // class the way FromBinlog converts go-mysql's value of that type.
 func (p *colPlan) converts() bool {
-	cl := p.col.class
+	cl := p.col.Class
 	switch p.wire {
 	case wireInt, wireYear, wireBit, wireEnum, wireSet:
 		switch cl {
-		case classInt, classBool, classYear, classEnum, classSet:
+		case ClassInt, ClassBool, ClassYear, ClassEnum, ClassSet:
 			return true
-		case classBit:
+		case ClassBit:
 			return p.col.Length <= 64
 		}
 		return false
 	case wireFloat:
-		return cl == classFloat
+		return cl == ClassFloat
 	case wireDouble:
-		return cl == classDouble
+		return cl == ClassDouble
 	case wireDecimal:
-		return cl == classDecimal
+		return cl == ClassDecimal
 	case wireDate:
-		return cl == classDate
+		return cl == ClassDate
 	case wireDateTime2:
-		return cl == classDateTime
+		return cl == ClassDateTime
 	case wireTimestamp2:
-		return cl == classTimestamp
+		return cl == ClassTimestamp
 	case wireTime2:
-		return cl == classTime
+		return cl == ClassTime
 	}
 	// wireString, wireBlob
 	switch cl {
-	case classString, classBinary, classBytes, classJSON, classGeometry:
+	case ClassString, ClassBinary, ClassBytes, ClassJSON, ClassGeometry:
 		return true
 	}
 	return false
@@ -273,15 +273,15 @@ func (p *colPlan) textSize() int {
 	case wireDecimal:
 		return p.prec + 3 // sign, point and the 0 of "0.5"
 	case wireString, wireBlob:
-		if p.col.class == classBinary {
+		if p.col.Class == ClassBinary {
 			return p.col.Length
 		}
 		return 0
 	}
-	switch p.col.class {
-	case classBit:
+	switch p.col.Class {
+	case ClassBit:
 		return bitBytes(p.col.Length)
-	case classSet:
+	case ClassSet:
 		n := 0
 		for _, l := range p.col.Labels {
 			n += len(l) + 1
@@ -291,10 +291,10 @@ func (p *colPlan) textSize() int {
 	return 0
 }
 
-// matches reports whether the plan decodes the rows of e: e's table map has the plan's
+// Matches reports whether the plan decodes the rows of e: e's table map has the plan's
 // column types, every column is in both images, and e is a plain rows event of version 1 or
 // 2 (not compressed, not a partial update).
-func (p *rowPlan) matches(eventType replication.EventType, e *replication.RowsEvent) bool {
+func (p *RowPlan) Matches(eventType replication.EventType, e *replication.RowsEvent) bool {
 	if p == nil || e.Table == nil || int(e.ColumnCount) != len(p.cols) || !allColumns(e.ColumnBitmap1, len(p.cols)) {
 		return false
 	}
@@ -308,7 +308,7 @@ func (p *rowPlan) matches(eventType replication.EventType, e *replication.RowsEv
 	default:
 		return false
 	}
-	return string(e.Table.ColumnType) == string(p.types) && slices.Equal(e.Table.ColumnMeta, p.metas)
+	return string(e.Table.ColumnType) == string(p.types) && slices.Equal(e.Table.ColumnMeta, p.Metas)
 }
 
 // allColumns reports whether the first n bits of a column bitmap are set.
@@ -324,10 +324,10 @@ func allColumns(bitmap []byte, n int) bool {
 	return true
 }
 
-// decode returns the values of the row images in data (the rows event body after its
+// Decode returns the values of the row images in data (the rows event body after its
 // header), len(p.cols) per image; an update's images are before and after in turn. It
 // returns errFallback (wrapped) when the event is to be decoded by go-mysql.
-func (p *rowPlan) decode(data []byte, update bool) ([]change.Value, error) {
+func (p *RowPlan) Decode(data []byte, update bool) ([]change.Value, error) {
 	images, err := p.count(data)
 	if err != nil {
 		return nil, err
@@ -352,7 +352,7 @@ func (p *rowPlan) decode(data []byte, update bool) ([]change.Value, error) {
 }
 
 // count returns the number of row images in data, checking that each is whole.
-func (p *rowPlan) count(data []byte) (int, error) {
+func (p *RowPlan) count(data []byte) (int, error) {
 	images := 0
 	for pos := 0; pos < len(data); images++ {
 		size, err := p.imageSize(data[pos:])
@@ -365,7 +365,7 @@ func (p *rowPlan) count(data []byte) (int, error) {
 }
 
 // imageSize returns the size of the row image at the start of data.
-func (p *rowPlan) imageSize(data []byte) (int, error) {
+func (p *RowPlan) imageSize(data []byte) (int, error) {
 	pos := (len(p.cols) + 7) / 8
 	if len(data) < pos {
 		return 0, errTruncated
@@ -377,7 +377,7 @@ func (p *rowPlan) imageSize(data []byte) (int, error) {
 		}
 		size, err := p.cols[i].valueSize(data[pos:])
 		if err != nil {
-			return 0, fmt.Errorf("column %s (%s): %w", p.cols[i].col.Name, p.cols[i].col.class, err)
+			return 0, fmt.Errorf("column %s (%s): %w", p.cols[i].col.Name, p.cols[i].col.Class, err)
 		}
 		pos += size
 	}
@@ -405,7 +405,7 @@ func (p *colPlan) valueSize(b []byte) (int, error) {
 
 // decodeImage decodes one row image at the start of data into row, whose values are zero
 // (NULL), and returns its size.
-func (p *rowPlan) decodeImage(data []byte, row change.Row, text *textBlock) (int, error) {
+func (p *RowPlan) decodeImage(data []byte, row change.Row, text *textBlock) (int, error) {
 	pos := (len(p.cols) + 7) / 8
 	if len(data) < pos {
 		return 0, errTruncated
@@ -418,7 +418,7 @@ func (p *rowPlan) decodeImage(data []byte, row change.Row, text *textBlock) (int
 		c := &p.cols[i]
 		size, err := c.decode(data[pos:], &row[i], text)
 		if err != nil {
-			return 0, fmt.Errorf("column %s (%s): %w", c.col.Name, c.col.class, err)
+			return 0, fmt.Errorf("column %s (%s): %w", c.col.Name, c.col.Class, err)
 		}
 		pos += size
 	}
@@ -520,13 +520,13 @@ func bigEndian(b []byte) uint64 {
 // integerValue is fromInteger with the bytes it builds (BIT, SET) in text and ENUM labels
 // not copied.
 func (c *Column) integerValue(n uint64, text *textBlock) (change.Value, error) {
-	switch c.class {
-	case classInt:
+	switch c.Class {
+	case ClassInt:
 		if c.Unsigned {
 			return change.UintValue(n), nil
 		}
 		return change.IntValue(int64(n)), nil
-	case classBit:
+	case ClassBit:
 		if c.Length == 1 {
 			return change.BoolValue(n != 0), nil
 		}
@@ -535,12 +535,12 @@ func (c *Column) integerValue(n uint64, text *textBlock) (change.Value, error) {
 			text.buf = append(text.buf, byte(n>>(8*i)))
 		}
 		return change.BytesValue(text.since(start)), nil
-	case classEnum:
+	case ClassEnum:
 		if n == 0 || n > uint64(len(c.Labels)) {
 			return c.enumLabel(n) // the empty string, or the error
 		}
 		return change.StringValue(stringBytes(c.Labels[n-1])), nil
-	case classSet:
+	case ClassSet:
 		return c.setValue(n, text)
 	}
 	return c.fromInteger(n)
@@ -573,9 +573,9 @@ func (p *colPlan) decodeBytes(b []byte, dst *change.Value, text *textBlock) (int
 	}
 	s := b[p.size:end:end]
 	switch c := p.col; {
-	case c.class == classBinary:
+	case c.Class == ClassBinary:
 		dst.Kind, dst.Bytes = change.Bytes, text.padded(s, c.Length)
-	case c.dec == nil && (c.class == classString || c.class == classBytes):
+	case c.dec == nil && (c.Class == ClassString || c.Class == ClassBytes):
 		dst.Kind, dst.Bytes = c.ValueKind(), s // fromText, without transcoding
 	default:
 		v, err := c.fromText(s)
@@ -615,14 +615,14 @@ func (t *textBlock) padded(b []byte, n int) []byte {
 // maxDecimalDigits is the largest DECIMAL precision of MySQL and MariaDB.
 const maxDecimalDigits = 65
 
-// decimalDigitBytes is the size of a group of fewer than 9 decimal digits.
-var decimalDigitBytes = [9]int{0, 1, 1, 2, 2, 3, 3, 4, 4}
+// DecimalDigitBytes is the size of a group of fewer than 9 decimal digits.
+var DecimalDigitBytes = [9]int{0, 1, 1, 2, 2, 3, 3, 4, 4}
 
 // decimalSize is the size of a packed DECIMAL(prec, scale): groups of 9 digits in 4 bytes
 // either side of the point, a shorter group for the remaining digits.
 func decimalSize(prec, scale int) int {
 	intg := prec - scale
-	return intg/9*4 + decimalDigitBytes[intg%9] + scale/9*4 + decimalDigitBytes[scale%9]
+	return intg/9*4 + DecimalDigitBytes[intg%9] + scale/9*4 + DecimalDigitBytes[scale%9]
 }
 
 // decimal writes the text of a packed decimal into text: the text go-mysql's decodeDecimal
@@ -655,7 +655,7 @@ func (p *colPlan) decimal(b []byte, text *textBlock) (change.Value, error) {
 // its magnitude), as go-mysql writes them: the integer part without leading zeros ("0"
 // when it is zero), then the point and scale decimals.
 func appendDecimalDigits(dst, d []byte, intg, scale int) ([]byte, error) {
-	pos := decimalDigitBytes[intg%9]
+	pos := DecimalDigitBytes[intg%9]
 	lead := bigEndian(d[:pos])
 	leading := lead == 0 // no digit written yet
 	if !leading {
@@ -670,7 +670,7 @@ func appendDecimalDigits(dst, d []byte, intg, scale int) ([]byte, error) {
 			dst = strconv.AppendUint(dst, v, 10)
 		case !leading:
 			if v > 999_999_999 {
-				return dst, errFallback
+				return dst, ErrFallback
 			}
 			dst = appendPadded(dst, v, 9)
 		}
@@ -686,12 +686,12 @@ func appendDecimalDigits(dst, d []byte, intg, scale int) ([]byte, error) {
 		v := bigEndian(d[pos : pos+4])
 		pos += 4
 		if v > 999_999_999 {
-			return dst, errFallback
+			return dst, ErrFallback
 		}
 		dst = appendPadded(dst, v, 9)
 	}
 	if rest := scale % 9; rest > 0 {
-		dst = appendPadded(dst, bigEndian(d[pos:pos+decimalDigitBytes[rest]]), rest)
+		dst = appendPadded(dst, bigEndian(d[pos:pos+DecimalDigitBytes[rest]]), rest)
 	}
 	return dst, nil
 }
@@ -712,7 +712,7 @@ func date(b []byte) (change.Value, error) {
 	v := littleEndian(b)
 	y, m, d := int(v>>9), int(v>>5&0xf), int(v&0x1f)
 	if y > 9999 {
-		return change.Value{}, errFallback
+		return change.Value{}, ErrFallback
 	}
 	return change.DateValue(y, m, d), nil
 }
@@ -739,23 +739,23 @@ func exactFraction(micros int64, fsp int) bool {
 	return micros >= 0 && micros < 1_000_000 && micros%pow10[6-fsp] == 0
 }
 
-// datetimeOffset is the packed DATETIME2 of 0000-00-00 00:00:00.
-const datetimeOffset = 0x80_0000_0000
+// DatetimeOffset is the packed DATETIME2 of 0000-00-00 00:00:00.
+const DatetimeOffset = 0x80_0000_0000
 
 // dateTime2 reads a DATETIME2 as a wall clock. go-mysql gives a time.Time for the dates from
 // 1970 on without zero parts (normalised by time.Date) and text otherwise (not normalised);
 // both agree on the valid dates and times this handles.
 func dateTime2(b []byte, fsp int) (change.Value, error) {
-	packed := int64(bigEndian(b[:5])) - datetimeOffset
+	packed := int64(bigEndian(b[:5])) - DatetimeOffset
 	frac := fraction(b[5:], fsp)
 	if packed == 0 { // the zero datetime
 		if frac >= 1_000_000 {
-			return change.Value{}, errFallback
+			return change.Value{}, ErrFallback
 		}
 		return change.Value{}, nil
 	}
 	if packed < 0 || !exactFraction(frac, fsp) {
-		return change.Value{}, errFallback
+		return change.Value{}, ErrFallback
 	}
 	ymd, hms := packed>>17, packed&(1<<17-1)
 	ym := ymd >> 5
@@ -763,7 +763,7 @@ func dateTime2(b []byte, fsp int) (change.Value, error) {
 	hour, minute, second := int(hms>>12), int(hms>>6&0x3f), int(hms&0x3f)
 	if year > 9999 || hour > 23 || minute > 59 || second > 59 ||
 		month != 0 && day > daysIn(month, year) {
-		return change.Value{}, errFallback
+		return change.Value{}, ErrFallback
 	}
 	return change.DateTimeValue(year, month, day, hour, minute, second, int(frac)), nil
 }
@@ -788,7 +788,7 @@ func timestamp2(b []byte, fsp int) (change.Value, error) {
 	frac := fraction(b[4:], fsp)
 	if sec == 0 {
 		if frac >= 1_000_000 {
-			return change.Value{}, errFallback
+			return change.Value{}, ErrFallback
 		}
 		return change.Value{}, nil
 	}
@@ -797,15 +797,15 @@ func timestamp2(b []byte, fsp int) (change.Value, error) {
 
 // Offsets of the packed TIME2 forms.
 const (
-	timeOffset     = 0x80_0000        // the 3 integer bytes
-	timeFracOffset = 0x8000_0000_0000 // the 6 bytes of fsp 5 and 6
+	TimeOffset     = 0x80_0000        // the 3 integer bytes
+	TimeFracOffset = 0x8000_0000_0000 // the 6 bytes of fsp 5 and 6
 )
 
 // time2 reads a TIME2 as signed microseconds, computing go-mysql's decodeTime2 (negative
 // values keep their fraction in reverse order).
 func time2(b []byte, fsp int) (change.Value, error) {
 	var packed int64 // hours, minutes, seconds << 24 | microseconds
-	intPart := int64(bigEndian(b[:3])) - timeOffset
+	intPart := int64(bigEndian(b[:3])) - TimeOffset
 	switch fsp {
 	case 1, 2:
 		frac := int64(b[3])
@@ -822,7 +822,7 @@ func time2(b []byte, fsp int) (change.Value, error) {
 		}
 		packed = intPart<<24 + frac*100
 	case 5, 6:
-		packed = int64(bigEndian(b[:6])) - timeFracOffset
+		packed = int64(bigEndian(b[:6])) - TimeFracOffset
 	default:
 		packed = intPart << 24
 	}
@@ -833,7 +833,7 @@ func time2(b []byte, fsp int) (change.Value, error) {
 	hms, micros := packed>>24, packed&(1<<24-1)
 	hour, minute, second := hms>>12&0x3ff, hms>>6&0x3f, hms&0x3f
 	if hour > 838 || minute > 59 || second > 59 || !exactFraction(micros, fsp) {
-		return change.Value{}, errFallback
+		return change.Value{}, ErrFallback
 	}
 	total := ((hour*60+minute)*60+second)*1_000_000 + micros
 	if negative {

@@ -1,4 +1,4 @@
-package cdc
+package schema
 
 import (
 	"fmt"
@@ -18,30 +18,30 @@ type Table struct {
 	Columns []Column
 }
 
-// tableInfo is what information_schema says of a table: the facts the binlog cannot carry
+// TableShape is what information_schema says of a table: the facts the binlog cannot carry
 // (display widths, the JSON check of MariaDB, column SQL types) and the whole shape when
 // the binlog carries no names (binlog_row_metadata=MINIMAL). The schema history keeps one
-// per table and DDL (see history.go), so a tableInfo in a history version is never modified:
+// per table and DDL (see history.go), so a TableShape in a history version is never modified:
 // DDL applies to a clone. It is stored as JSON with the history.
-type tableInfo struct {
-	Columns    []infoColumn `json:"columns"`
+type TableShape struct {
+	Columns    []InfoColumn `json:"columns"`
 	PrimaryKey []string     `json:"key,omitempty"`
 	// Charset is the table's default character set, which columns added without one take
 	// ("" when unknown).
 	Charset string `json:"charset,omitempty"`
 	// Checks are the table-level CHECK constraints that validate columns with json_valid
 	// (MariaDB JSON columns declared as LONGTEXT with a table constraint).
-	Checks []jsonCheck `json:"checks,omitempty"`
+	Checks []JSONCheck `json:"checks,omitempty"`
 }
 
-// jsonCheck is a table-level CHECK constraint naming columns in json_valid(col).
-type jsonCheck struct {
+// JSONCheck is a table-level CHECK constraint naming columns in json_valid(col).
+type JSONCheck struct {
 	Name    string   `json:"name,omitempty"` // "" when the statement gave none
 	Columns []string `json:"columns"`
 }
 
-// infoColumn is one row of information_schema.COLUMNS (plus the MariaDB JSON check).
-type infoColumn struct {
+// InfoColumn is one row of information_schema.COLUMNS (plus the MariaDB JSON check).
+type InfoColumn struct {
 	Name       string `json:"name"`
 	DataType   string `json:"data_type"`         // DATA_TYPE, lower case: "int", "longtext", "enum", …
 	ColumnType string `json:"column_type"`       // COLUMN_TYPE: "int(10) unsigned", "tinyint(1)", "enum('a','b')"
@@ -56,34 +56,34 @@ type infoColumn struct {
 	Comment     string `json:"comment,omitempty"`  // COLUMN_COMMENT
 }
 
-// column returns the info of the named column, or nil.
-func (ti *tableInfo) column(name string) *infoColumn {
+// Column returns the info of the named column, or nil.
+func (ti *TableShape) Column(name string) *InfoColumn {
 	if ti == nil {
 		return nil
 	}
-	if i := ti.index(name); i >= 0 {
+	if i := ti.Index(name); i >= 0 {
 		return &ti.Columns[i]
 	}
 	return nil
 }
 
-// index returns the position of the named column (names are case-insensitive), or -1.
-func (ti *tableInfo) index(name string) int {
-	return slices.IndexFunc(ti.Columns, func(c infoColumn) bool { return strings.EqualFold(c.Name, name) })
+// Index returns the position of the named column (names are case-insensitive), or -1.
+func (ti *TableShape) Index(name string) int {
+	return slices.IndexFunc(ti.Columns, func(c InfoColumn) bool { return strings.EqualFold(c.Name, name) })
 }
 
-// clone returns a deep copy.
-func (ti *tableInfo) clone() *tableInfo {
-	cp := &tableInfo{Columns: slices.Clone(ti.Columns), PrimaryKey: slices.Clone(ti.PrimaryKey), Charset: ti.Charset}
+// Clone returns a deep copy.
+func (ti *TableShape) Clone() *TableShape {
+	cp := &TableShape{Columns: slices.Clone(ti.Columns), PrimaryKey: slices.Clone(ti.PrimaryKey), Charset: ti.Charset}
 	for _, c := range ti.Checks {
-		cp.Checks = append(cp.Checks, jsonCheck{Name: c.Name, Columns: slices.Clone(c.Columns)})
+		cp.Checks = append(cp.Checks, JSONCheck{Name: c.Name, Columns: slices.Clone(c.Columns)})
 	}
 	return cp
 }
 
-// renameReferences renames a column in the primary key and the JSON checks, as the server
+// RenameReferences renames a column in the primary key and the JSON checks, as the server
 // does when a column is renamed.
-func (ti *tableInfo) renameReferences(old, name string) {
+func (ti *TableShape) RenameReferences(old, name string) {
 	rename := func(names []string) {
 		for i, n := range names {
 			if strings.EqualFold(n, old) {
@@ -97,26 +97,26 @@ func (ti *tableInfo) renameReferences(old, name string) {
 	}
 }
 
-// dropCheck applies DROP CONSTRAINT name (DROP CHECK name). A column's own check is named
+// DropCheck applies DROP CONSTRAINT name (DROP CHECK name). A column's own check is named
 // after the column. An error says the constraint may be an unnamed JSON check whose
 // server-given name is not known.
-func (ti *tableInfo) dropCheck(name string) error {
-	if i := slices.IndexFunc(ti.Checks, func(c jsonCheck) bool { return strings.EqualFold(c.Name, name) }); i >= 0 {
+func (ti *TableShape) DropCheck(name string) error {
+	if i := slices.IndexFunc(ti.Checks, func(c JSONCheck) bool { return strings.EqualFold(c.Name, name) }); i >= 0 {
 		ti.Checks = slices.Delete(ti.Checks, i, i+1)
 		return nil
 	}
-	if c := ti.column(name); c != nil && c.ColumnCheck {
+	if c := ti.Column(name); c != nil && c.ColumnCheck {
 		c.ColumnCheck = false
 		return nil
 	}
-	if slices.ContainsFunc(ti.Checks, func(c jsonCheck) bool { return c.Name == "" }) {
+	if slices.ContainsFunc(ti.Checks, func(c JSONCheck) bool { return c.Name == "" }) {
 		return fmt.Errorf("DROP CONSTRAINT %s: it may be an unnamed JSON check", name)
 	}
 	return nil // another kind of constraint
 }
 
-// refreshJSON sets each column's JSON flag from its own check and the table's checks.
-func (ti *tableInfo) refreshJSON() {
+// RefreshJSON sets each column's JSON flag from its own check and the table's checks.
+func (ti *TableShape) RefreshJSON() {
 	for i := range ti.Columns {
 		c := &ti.Columns[i]
 		c.JSON = c.ColumnCheck
@@ -128,19 +128,19 @@ func (ti *tableInfo) refreshJSON() {
 	}
 }
 
-// schemaOptions are the table-shaping settings of a Config.
-type schemaOptions struct {
-	tinyInt1AsBool bool
-	keys           func(db, table string) ([]string, bool)
-	collations     map[uint64]string
+// Options are the table-shaping settings of a Config.
+type Options struct {
+	TinyInt1AsBool bool
+	Keys           func(db, table string) ([]string, bool)
+	Collations     map[uint64]string
 }
 
-// tableFromMap builds a table description from a TABLE_MAP event and the table's shape at
+// TableFromMap builds a table description from a TABLE_MAP event and the table's shape at
 // that point of the binlog (info, from the schema history; nil when not known). With
 // binlog_row_metadata=FULL the binlog's column names are authoritative and info completes
 // them by name; without names (MINIMAL, NO_LOG) the columns are info's, by position, and
 // info's types must agree with the binlog's.
-func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOptions) (*Table, error) {
+func TableFromMap(tm *replication.TableMapEvent, info *TableShape, opts Options) (*Table, error) {
 	id := change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}
 	names := tm.ColumnNameString()
 	byPosition := len(names) == 0
@@ -158,7 +158,7 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 	unsigned, collations, enumSet := tm.UnsignedMap(), tm.CollationMap(), tm.EnumSetCollationMap()
 	enums, sets := tm.EnumStrValueMap(), tm.SetStrValueMap()
 	for i := range cols {
-		var ic *infoColumn
+		var ic *InfoColumn
 		if byPosition {
 			ic = &info.Columns[i]
 			if !binlogTypeMatches(tm.ColumnType[i], tm.ColumnMeta[i], ic) {
@@ -166,7 +166,7 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 					id, i+1, ic.Name, ic.ColumnType, tm.ColumnType[i])
 			}
 		} else {
-			ic = info.column(names[i])
+			ic = info.Column(names[i])
 		}
 		coll, known := collations[i]
 		if !known {
@@ -180,8 +180,8 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 		if unsigned == nil && ic != nil { // NO_LOG: no signedness in the binlog
 			isUnsigned = strings.Contains(ic.ColumnType, "unsigned")
 		}
-		col, err := columnFromMap(tm.ColumnType[i], tm.ColumnMeta[i], binlogFacts{
-			name: names[i], unsigned: isUnsigned, collation: coll, collationKnown: known, labels: labels,
+		col, err := ColumnFromMap(tm.ColumnType[i], tm.ColumnMeta[i], BinlogFacts{
+			Name: names[i], Unsigned: isUnsigned, Collation: coll, CollationKnown: known, Labels: labels,
 		}, ic, opts)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", id, err)
@@ -214,8 +214,8 @@ func tableFromMap(tm *replication.TableMapEvent, info *tableInfo, opts schemaOpt
 
 // binlogTypeMatches reports whether a binlog column type can be the column info describes:
 // the check that a schema history read by position is in step with the binlog.
-func binlogTypeMatches(tp byte, meta uint16, ic *infoColumn) bool {
-	tp, _ = realType(tp, meta)
+func binlogTypeMatches(tp byte, meta uint16, ic *InfoColumn) bool {
+	tp, _ = RealType(tp, meta)
 	var want []string
 	switch tp {
 	case mysql.MYSQL_TYPE_TINY:
@@ -267,16 +267,16 @@ func binlogTypeMatches(tp byte, meta uint16, ic *infoColumn) bool {
 	return slices.Contains(want, ic.DataType)
 }
 
-func describeInfoCount(info *tableInfo) string {
+func describeInfoCount(info *TableShape) string {
 	if info == nil {
 		return "no such table"
 	}
 	return fmt.Sprintf("%d columns", len(info.Columns))
 }
 
-// tableFromInfo builds a table description from information_schema alone: the snapshot's
+// TableFromInfo builds a table description from information_schema alone: the snapshot's
 // view of a table, and the shape announced after a DDL.
-func tableFromInfo(id change.TableID, info *tableInfo, opts schemaOptions) (*Table, error) {
+func TableFromInfo(id change.TableID, info *TableShape, opts Options) (*Table, error) {
 	cols := make([]Column, len(info.Columns))
 	for i, ic := range info.Columns {
 		col, err := columnFromInfo(ic, opts)
@@ -288,17 +288,17 @@ func tableFromInfo(id change.TableID, info *tableInfo, opts schemaOptions) (*Tab
 	return newTable(id, cols, info.PrimaryKey, opts)
 }
 
-// schemaOfInfo returns the neutral schema of a shape: the column names and SQL types, and
+// SchemaOfInfo returns the neutral schema of a shape: the column names and SQL types, and
 // the key when it resolves (nil Key otherwise). It is what a SchemaChange tells of the shape
 // before its DDL.
-func schemaOfInfo(id change.TableID, info *tableInfo, opts schemaOptions) *change.Schema {
+func SchemaOfInfo(id change.TableID, info *TableShape, opts Options) *change.Schema {
 	s := &change.Schema{Table: id, Columns: make([]change.Column, len(info.Columns))}
 	for i, ic := range info.Columns {
 		s.Columns[i] = change.Column{Name: ic.Name, SQLType: ic.ColumnType, NotNull: ic.NotNull, Comment: ic.Comment}
 	}
 	pk := info.PrimaryKey
-	if opts.keys != nil {
-		if names, ok := opts.keys(id.DB, id.Table); ok && len(names) > 0 {
+	if opts.Keys != nil {
+		if names, ok := opts.Keys(id.DB, id.Table); ok && len(names) > 0 {
 			pk = names
 		}
 	}
@@ -314,9 +314,9 @@ func schemaOfInfo(id change.TableID, info *tableInfo, opts schemaOptions) *chang
 }
 
 // newTable resolves the table's key: the pipeline's override first, then the primary key.
-func newTable(id change.TableID, cols []Column, pk []string, opts schemaOptions) (*Table, error) {
-	if opts.keys != nil {
-		if names, ok := opts.keys(id.DB, id.Table); ok && len(names) > 0 {
+func newTable(id change.TableID, cols []Column, pk []string, opts Options) (*Table, error) {
+	if opts.Keys != nil {
+		if names, ok := opts.Keys(id.DB, id.Table); ok && len(names) > 0 {
 			pk = names
 		}
 	}
@@ -337,18 +337,18 @@ func newTable(id change.TableID, cols []Column, pk []string, opts schemaOptions)
 	return &Table{Schema: schema, Columns: cols}, nil
 }
 
-// binlogFacts are the TABLE_MAP metadata of one column.
-type binlogFacts struct {
-	name           string
-	unsigned       bool
-	collation      uint64
-	collationKnown bool
-	labels         []string
+// BinlogFacts are the TABLE_MAP metadata of one column.
+type BinlogFacts struct {
+	Name           string
+	Unsigned       bool
+	Collation      uint64
+	CollationKnown bool
+	Labels         []string
 }
 
-// realType undoes the packing of MYSQL_TYPE_STRING: ENUM, SET and CHAR/BINARY share it, with
+// RealType undoes the packing of MYSQL_TYPE_STRING: ENUM, SET and CHAR/BINARY share it, with
 // the real type and the byte length in the metadata.
-func realType(tp byte, meta uint16) (byte, int) {
+func RealType(tp byte, meta uint16) (byte, int) {
 	if tp != mysql.MYSQL_TYPE_STRING || meta < 256 {
 		return tp, int(meta)
 	}
@@ -359,92 +359,92 @@ func realType(tp byte, meta uint16) (byte, int) {
 	return b0, b1
 }
 
-// columnFromMap classifies a column from its binlog type and metadata, completed by ic.
-func columnFromMap(tp byte, meta uint16, f binlogFacts, ic *infoColumn, opts schemaOptions) (Column, error) {
-	c := Column{Name: f.name, Unsigned: f.unsigned, Labels: f.labels}
+// ColumnFromMap classifies a column from its binlog type and metadata, completed by ic.
+func ColumnFromMap(tp byte, meta uint16, f BinlogFacts, ic *InfoColumn, opts Options) (Column, error) {
+	c := Column{Name: f.Name, Unsigned: f.Unsigned, Labels: f.Labels}
 	if ic != nil {
 		c.SQLType, c.NotNull, c.Comment = ic.ColumnType, ic.NotNull, ic.Comment
 	}
-	tp, length := realType(tp, meta)
+	tp, length := RealType(tp, meta)
 	if ic != nil && tp == mysql.MYSQL_TYPE_STRING {
 		if cl, n, ok := fixedBinClass(ic.DataType); ok {
 			if length != n {
-				return Column{}, fmt.Errorf("column %s: a %s of %d bytes in the binlog, want %d", f.name, ic.DataType, length, n)
+				return Column{}, fmt.Errorf("column %s: a %s of %d bytes in the binlog, want %d", f.Name, ic.DataType, length, n)
 			}
-			c.class, c.Length = cl, n
+			c.Class, c.Length = cl, n
 			return c, nil
 		}
 	}
 	charset := ""
-	if f.collationKnown {
-		charset = charsetFor(opts.collations, f.collation)
+	if f.CollationKnown {
+		charset = charsetFor(opts.Collations, f.Collation)
 	} else if ic != nil {
 		charset = infoCharset(ic)
 	}
 	switch tp {
 	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
 		mysql.MYSQL_TYPE_LONGLONG:
-		c.class, c.medium = classInt, tp == mysql.MYSQL_TYPE_INT24
-		if tp == mysql.MYSQL_TYPE_TINY && ic != nil && opts.tinyInt1AsBool && isTinyInt1(ic) {
-			c.class = classBool
+		c.Class, c.medium = ClassInt, tp == mysql.MYSQL_TYPE_INT24
+		if tp == mysql.MYSQL_TYPE_TINY && ic != nil && opts.TinyInt1AsBool && isTinyInt1(ic) {
+			c.Class = ClassBool
 		}
 	case mysql.MYSQL_TYPE_YEAR:
-		c.class = classYear
+		c.Class = ClassYear
 	case mysql.MYSQL_TYPE_FLOAT:
-		c.class = classFloat
+		c.Class = ClassFloat
 	case mysql.MYSQL_TYPE_DOUBLE:
-		c.class = classDouble
+		c.Class = ClassDouble
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
-		c.class, c.Scale = classDecimal, int(meta&0xff)
+		c.Class, c.Scale = ClassDecimal, int(meta&0xff)
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
-		c.class = classDate
+		c.Class = ClassDate
 	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
-		c.class, c.Scale = classDateTime, fsp(tp, meta, mysql.MYSQL_TYPE_DATETIME2)
+		c.Class, c.Scale = ClassDateTime, fsp(tp, meta, mysql.MYSQL_TYPE_DATETIME2)
 	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
-		c.class, c.Scale = classTimestamp, fsp(tp, meta, mysql.MYSQL_TYPE_TIMESTAMP2)
+		c.Class, c.Scale = ClassTimestamp, fsp(tp, meta, mysql.MYSQL_TYPE_TIMESTAMP2)
 	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
-		c.class, c.Scale = classTime, fsp(tp, meta, mysql.MYSQL_TYPE_TIME2)
+		c.Class, c.Scale = ClassTime, fsp(tp, meta, mysql.MYSQL_TYPE_TIME2)
 	case mysql.MYSQL_TYPE_BIT:
-		c.class, c.Length = classBit, int(meta>>8)*8+int(meta&0xff)
+		c.Class, c.Length = ClassBit, int(meta>>8)*8+int(meta&0xff)
 	case mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
-		c.class = classEnum
+		c.Class = ClassEnum
 		if tp == mysql.MYSQL_TYPE_SET {
-			c.class = classSet
+			c.Class = ClassSet
 		}
 		if c.Labels == nil && ic != nil {
-			c.Labels = parseEnumLabels(ic.ColumnType)
+			c.Labels = ParseEnumLabels(ic.ColumnType)
 		}
 	case mysql.MYSQL_TYPE_JSON:
-		c.class = classJSON
+		c.Class = ClassJSON
 	case mysql.MYSQL_TYPE_GEOMETRY:
-		c.class = classGeometry
+		c.Class = ClassGeometry
 	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING,
 		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB,
 		mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_VECTOR:
-		if !f.collationKnown && ic == nil {
-			return Column{}, fmt.Errorf("column %s: character set unknown (binlog_row_metadata=MINIMAL and no information_schema entry); set binlog_row_metadata=FULL", f.name)
+		if !f.CollationKnown && ic == nil {
+			return Column{}, fmt.Errorf("column %s: character set unknown (binlog_row_metadata=MINIMAL and no information_schema entry); set binlog_row_metadata=FULL", f.Name)
 		}
-		c.class = textClass(charset, tp == mysql.MYSQL_TYPE_STRING, ic)
-		if c.class == classBinary {
+		c.Class = textClass(charset, tp == mysql.MYSQL_TYPE_STRING, ic)
+		if c.Class == ClassBinary {
 			c.Length = length
 		}
 	default:
-		return Column{}, fmt.Errorf("column %s: binlog type %d is not supported", f.name, tp)
+		return Column{}, fmt.Errorf("column %s: binlog type %d is not supported", f.Name, tp)
 	}
 	return c.withCharset(charset, true)
 }
 
 // textClass classifies the string-like binlog types by character set: binary ones carry bytes.
-func textClass(charset string, fixed bool, ic *infoColumn) class {
+func textClass(charset string, fixed bool, ic *InfoColumn) Class {
 	switch {
 	case charset == "binary" && fixed:
-		return classBinary
+		return ClassBinary
 	case charset == "binary":
-		return classBytes
+		return ClassBytes
 	case ic != nil && (ic.JSON || ic.DataType == "json"):
-		return classJSON
+		return ClassJSON
 	}
-	return classString
+	return ClassString
 }
 
 func fsp(tp byte, meta uint16, v2 byte) int {
@@ -454,11 +454,11 @@ func fsp(tp byte, meta uint16, v2 byte) int {
 	return 0
 }
 
-func isTinyInt1(ic *infoColumn) bool {
+func isTinyInt1(ic *InfoColumn) bool {
 	return ic.DataType == "tinyint" && strings.HasPrefix(ic.ColumnType, "tinyint(1)")
 }
 
-func infoCharset(ic *infoColumn) string {
+func infoCharset(ic *InfoColumn) string {
 	if ic.Charset == "" {
 		return "binary"
 	}
@@ -469,12 +469,12 @@ func infoCharset(ic *infoColumn) string {
 // labels are in the column's character set (as the binlog metadata carries them) and must be
 // transcoded; information_schema gives them in UTF-8 already.
 func (c Column) withCharset(charset string, rawLabels bool) (Column, error) {
-	switch c.class {
-	case classString, classEnum, classSet, classJSON:
+	switch c.Class {
+	case ClassString, ClassEnum, ClassSet, ClassJSON:
 	default:
 		return c, nil
 	}
-	dec, err := decoderFor(charset)
+	dec, err := DecoderFor(charset)
 	if err != nil {
 		return Column{}, fmt.Errorf("column %s: %w", c.Name, err)
 	}
@@ -484,7 +484,7 @@ func (c Column) withCharset(charset string, rawLabels bool) (Column, error) {
 	}
 	labels := make([]string, len(c.Labels))
 	for i, l := range c.Labels {
-		b, err := dec.decode([]byte(l))
+		b, err := dec.Decode([]byte(l))
 		if err != nil {
 			return Column{}, fmt.Errorf("column %s: label %q: %w", c.Name, l, err)
 		}
@@ -495,61 +495,61 @@ func (c Column) withCharset(charset string, rawLabels bool) (Column, error) {
 }
 
 // columnFromInfo classifies a column from information_schema alone.
-func columnFromInfo(ic infoColumn, opts schemaOptions) (Column, error) {
+func columnFromInfo(ic InfoColumn, opts Options) (Column, error) {
 	c := Column{Name: ic.Name, SQLType: ic.ColumnType, Unsigned: strings.Contains(ic.ColumnType, "unsigned"),
 		NotNull: ic.NotNull, Comment: ic.Comment}
 	switch ic.DataType {
 	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
-		c.class, c.medium = classInt, ic.DataType == "mediumint"
-		if opts.tinyInt1AsBool && isTinyInt1(&ic) {
-			c.class = classBool
+		c.Class, c.medium = ClassInt, ic.DataType == "mediumint"
+		if opts.TinyInt1AsBool && isTinyInt1(&ic) {
+			c.Class = ClassBool
 		}
 	case "bool", "boolean":
-		c.class = classBool
+		c.Class = ClassBool
 	case "year":
-		c.class = classYear
+		c.Class = ClassYear
 	case "float":
-		c.class = classFloat
+		c.Class = ClassFloat
 	case "double", "real", "double precision":
-		c.class = classDouble
+		c.Class = ClassDouble
 	case "decimal", "numeric":
-		c.class, c.Scale = classDecimal, ic.Scale
+		c.Class, c.Scale = ClassDecimal, ic.Scale
 	case "date":
-		c.class = classDate
+		c.Class = ClassDate
 	case "datetime":
-		c.class, c.Scale = classDateTime, ic.Scale
+		c.Class, c.Scale = ClassDateTime, ic.Scale
 	case "timestamp":
-		c.class, c.Scale = classTimestamp, ic.Scale
+		c.Class, c.Scale = ClassTimestamp, ic.Scale
 	case "time":
-		c.class, c.Scale = classTime, ic.Scale
+		c.Class, c.Scale = ClassTime, ic.Scale
 	case "bit":
-		c.class, c.Length = classBit, ic.Length
+		c.Class, c.Length = ClassBit, ic.Length
 	case "enum", "set":
-		c.class, c.Labels = classEnum, parseEnumLabels(ic.ColumnType)
+		c.Class, c.Labels = ClassEnum, ParseEnumLabels(ic.ColumnType)
 		if ic.DataType == "set" {
-			c.class = classSet
+			c.Class = ClassSet
 		}
 	case "json":
-		c.class = classJSON
+		c.Class = ClassJSON
 	case "binary":
-		c.class, c.Length = classBinary, ic.Length
+		c.Class, c.Length = ClassBinary, ic.Length
 	case "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "vector":
-		c.class = classBytes
+		c.Class = ClassBytes
 	case "uuid", "inet4", "inet6":
-		c.class, c.Length, _ = fixedBinClass(ic.DataType)
+		c.Class, c.Length, _ = fixedBinClass(ic.DataType)
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
-		c.class = textClass(infoCharset(&ic), false, &ic)
+		c.Class = textClass(infoCharset(&ic), false, &ic)
 	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
 		"multipolygon", "geometrycollection", "geomcollection":
-		c.class = classGeometry
+		c.Class = ClassGeometry
 	default:
 		return Column{}, fmt.Errorf("column %s: type %s is not supported", ic.Name, ic.ColumnType)
 	}
 	return c.withCharset(infoCharset(&ic), false)
 }
 
-// parseEnumLabels reads the members of "enum('a','it”s')" or "set(…)" in definition order.
-func parseEnumLabels(columnType string) []string {
+// ParseEnumLabels reads the members of "enum('a','it”s')" or "set(…)" in definition order.
+func ParseEnumLabels(columnType string) []string {
 	open := strings.IndexByte(columnType, '(')
 	if open < 0 {
 		return nil
@@ -582,16 +582,16 @@ func parseEnumLabels(columnType string) []string {
 	return labels
 }
 
-// sameShape reports whether two descriptions decode and render alike, so a schema version
+// SameShape reports whether two descriptions decode and render alike, so a schema version
 // can be kept across a new TABLE_MAP id.
-func sameShape(a, b *Table) bool {
+func SameShape(a, b *Table) bool {
 	if len(a.Columns) != len(b.Columns) || !slices.Equal(a.Schema.Key, b.Schema.Key) {
 		return false
 	}
 	for i := range a.Columns {
 		x, y := &a.Columns[i], &b.Columns[i]
 		if x.Name != y.Name || x.SQLType != y.SQLType || x.NotNull != y.NotNull || x.Comment != y.Comment ||
-			x.class != y.class || x.Unsigned != y.Unsigned ||
+			x.Class != y.Class || x.Unsigned != y.Unsigned ||
 			x.Charset != y.Charset || x.Length != y.Length || x.Scale != y.Scale || !slices.Equal(x.Labels, y.Labels) {
 			return false
 		}
