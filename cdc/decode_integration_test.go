@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"testing"
 
+	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/testenv"
@@ -65,7 +66,7 @@ func checkSnapshotSeam(t *testing.T, db *sql.DB, dbName string, want change.Row)
 	t.Helper()
 	ctx := context.Background()
 	id := change.TableID{DB: dbName, Table: "alltypes"}
-	tbl, err := DescribeTable(ctx, db, id, DescribeOptions{})
+	tbl, err := history.DescribeTable(ctx, db, id, history.DescribeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/history"
 )
 
 // Severity says whether a Problem stops the pipeline.
@@ -186,7 +187,7 @@ var privilegeNeeds = []struct {
 }
 
 func checkGrants(ctx context.Context, db *sql.DB, user string) []Problem {
-	grants, err := queryStrings(ctx, db, "SHOW GRANTS")
+	grants, err := history.QueryStrings(ctx, db, "SHOW GRANTS")
 	if err != nil {
 		return []Problem{{Severity: Error, Check: "privileges", Message: fmt.Sprintf("SHOW GRANTS: %v", err)}}
 	}

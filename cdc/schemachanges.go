@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
@@ -22,7 +23,7 @@ func (s *stream) schemaChanges(db, query string, at binlogpos.Position, ids []ch
 		if !s.cfg.Tables(id.DB, id.Table) {
 			continue
 		}
-		if info, _ := s.cache.hist.shape(id); info == nil {
+		if info, _ := s.cache.Hist.Shape(id); info == nil {
 			dropped = append(dropped, id)
 		}
 		captured = append(captured, id)
@@ -30,24 +31,24 @@ func (s *stream) schemaChanges(db, query string, at binlogpos.Position, ids []ch
 	ddl := func(id change.TableID, kind change.DDLKind, prev *schema.TableShape) *change.DDL {
 		d := &change.DDL{Kind: kind, Statement: query, Position: at.String()}
 		if prev != nil {
-			d.Previous = schema.SchemaOfInfo(id, prev, s.cache.opts)
+			d.Previous = schema.SchemaOfInfo(id, prev, s.cache.Opts)
 		}
 		return d
 	}
 	var out []change.Change
 	for _, id := range dropped {
-		if prev := s.cache.hist.previous(id, at); prev != nil {
+		if prev := s.cache.Hist.Previous(id, at); prev != nil {
 			d := ddl(id, change.Dropped, prev)
 			out = append(out, change.Change{Schema: d.Previous, Op: change.SchemaChange, DDL: d})
 		}
 	}
 	if len(captured) > 0 {
-		changed, keyed, err := s.cache.afterDDL(captured, at)
+		changed, keyed, err := s.cache.AfterDDL(captured, at)
 		if err != nil {
 			return nil, s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
 		}
 		for _, t := range changed {
-			prev := s.cache.hist.previous(t.Schema.Table, at)
+			prev := s.cache.Hist.Previous(t.Schema.Table, at)
 			if keyed[t.Schema.Table] {
 				prev = nil // created without a key, told only now: as created with this shape
 			}
@@ -56,7 +57,7 @@ func (s *stream) schemaChanges(db, query string, at binlogpos.Position, ids []ch
 		}
 	}
 	for _, id := range truncatedTables(db, query) {
-		if info, _ := s.cache.hist.shape(id); info != nil && s.cfg.Tables(id.DB, id.Table) {
+		if info, _ := s.cache.Hist.Shape(id); info != nil && s.cfg.Tables(id.DB, id.Table) {
 			d := ddl(id, change.Truncated, info)
 			out = append(out, change.Change{Schema: d.Previous, Op: change.SchemaChange, DDL: d})
 		}
@@ -69,7 +70,7 @@ var truncatePattern = regexp.MustCompile("(?is)^TRUNCATE\\s+(?:TABLE\\s+)?((?:`(
 // truncatedTables returns the table a TRUNCATE [TABLE] statement names (none for any other
 // statement), in database db when the name is not qualified.
 func truncatedTables(db, query string) []change.TableID {
-	m := truncatePattern.FindStringSubmatch(strings.TrimSpace(stripLeadingComments(query)))
+	m := truncatePattern.FindStringSubmatch(strings.TrimSpace(history.StripLeadingComments(query)))
 	if m == nil {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
@@ -26,9 +27,9 @@ import (
 // Source streams the row binlog of a MySQL or MariaDB server as change batches.
 type Source struct {
 	cfg     Config
-	history *historyFile // Config.SchemaHistory, parsed
+	history *history.File // Config.SchemaHistory, parsed
 
-	hist atomic.Pointer[schemaHistory] // the running stream's, from Run's start on
+	hist atomic.Pointer[history.History] // the running stream's, from Run's start on
 
 	onConnect func(connectionID uint32)         // test hook: a replication connection got its first event
 	onEvent   func(ev *replication.BinlogEvent) // test hook: an event is about to be handled
@@ -42,7 +43,7 @@ func New(cfg Config) (*Source, error) {
 	}
 	src := &Source{cfg: c}
 	if len(c.SchemaHistory) > 0 {
-		if src.history, err = parseHistory(c.SchemaHistory); err != nil {
+		if src.history, err = history.Parse(c.SchemaHistory); err != nil {
 			return nil, err
 		}
 	}
@@ -79,12 +80,12 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	if err != nil {
 		return fault.MySQL(err)
 	}
-	loader := sqlInfo{db: db, mariaDB: srv.mariaDB}
+	loader := history.SQLInfo{DB: db, MariaDB: srv.mariaDB}
 	hist, err := s.startHistory(ctx, loader, srv, from)
 	if err != nil {
 		return fault.MySQL(err)
 	}
-	cache := newSchemaCache(hist, loader, schema.Options{
+	cache := history.NewCache(hist, loader, schema.Options{
 		TinyInt1AsBool: !s.cfg.TinyInt1AsNumber, Keys: s.cfg.Keys, Collations: srv.collations,
 	}, s.cfg.Logger)
 	st := newStream(&s.cfg, cache, out, from, gtidKnown)
@@ -122,7 +123,7 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 // returned.
 func (s *Source) SchemaHistory() []byte {
 	if h := s.hist.Load(); h != nil {
-		return h.encode()
+		return h.Encode()
 	}
 	return s.cfg.SchemaHistory
 }
@@ -130,15 +131,15 @@ func (s *Source) SchemaHistory() []byte {
 // startHistory builds the schema history the stream starts with: the stored one at the
 // stored position when there is one, completed with the captured tables it does not have as
 // information_schema shows them now.
-func (s *Source) startHistory(ctx context.Context, loader sqlInfo, srv *server, from binlogpos.Position) (*schemaHistory, error) {
-	initial, err := loader.loadAll(ctx, s.cfg.Tables)
+func (s *Source) startHistory(ctx context.Context, loader history.SQLInfo, srv *server, from binlogpos.Position) (*history.History, error) {
+	initial, err := loader.LoadAll(ctx, s.cfg.Tables)
 	if err != nil {
 		return nil, retryableOp("read information_schema", err)
 	}
-	hist := newSchemaHistory(from, s.cfg.Tables, ddlEnv{mariaDB: srv.mariaDB, intWidths: showsIntWidths(srv)})
+	hist := history.New(from, s.cfg.Tables, history.Env{MariaDB: srv.mariaDB, IntWidths: showsIntWidths(srv)})
 	switch {
 	case s.history != nil && !s.cfg.Position.IsZero():
-		hist.restore(s.history, s.cfg.Position, s.cfg.Logger)
+		hist.Restore(s.history, s.cfg.Position, s.cfg.Logger)
 	case s.history != nil:
 		s.cfg.Logger.Warn("cdc: a schema history without a stored position is ignored")
 	case !s.cfg.Position.IsZero() || s.cfg.Startup != StartLatest:
@@ -146,8 +147,8 @@ func (s *Source) startHistory(ctx context.Context, loader sqlInfo, srv *server, 
 			"if DDL ran since, events before it may decode with the later columns", "position", from.String())
 	}
 	for id, info := range initial {
-		if _, known := hist.shape(id); !known {
-			hist.record(id, from, info)
+		if _, known := hist.Shape(id); !known {
+			hist.Record(id, from, info)
 		}
 	}
 	s.hist.Store(hist)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
@@ -23,7 +24,7 @@ import (
 // new connection replays.
 type stream struct {
 	cfg   *Config
-	cache *schemaCache
+	cache *history.Cache
 	out   chan<- change.Batch
 	now   func() time.Time
 
@@ -80,7 +81,7 @@ type mysqlGTID struct {
 	gno int64
 }
 
-func newStream(cfg *Config, cache *schemaCache, out chan<- change.Batch, from binlogpos.Position, gtidKnown bool) *stream {
+func newStream(cfg *Config, cache *history.Cache, out chan<- change.Batch, from binlogpos.Position, gtidKnown bool) *stream {
 	return &stream{cfg: cfg, cache: cache, out: out, now: time.Now, delivered: from, cur: from,
 		gtidKnown: gtidKnown, tables: map[uint64]*mappedTable{}, maps: map[uint64]*seenMap{}}
 }
@@ -236,7 +237,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 		}
 		return nil
 	}
-	t, err := s.cache.fromTableMap(ctx, tm, s.delivered)
+	t, err := s.cache.FromTableMap(ctx, tm, s.delivered)
 	if id := (change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}); err != nil {
 		if !errors.As(err, new(*schema.NoPrimaryKeyError)) || s.cfg.Keyless == nil {
 			return s.schemaError(id, err)
@@ -245,7 +246,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 		if err := s.cfg.Keyless(id, true); err != nil {
 			return err
 		}
-		delete(s.cache.keyless, id)
+		delete(s.cache.Keyless, id)
 		seen.captured = false
 		s.tables[tm.TableID] = nil
 		return nil
@@ -400,20 +401,20 @@ func (s *stream) commitTime() time.Time {
 
 // query handles a QueryEvent: the BEGIN and COMMIT of non-transactional tables, and DDL.
 func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
-	switch classifyQuery(string(e.Query)) {
-	case queryBegin:
+	switch history.ClassifyQuery(string(e.Query)) {
+	case history.QueryBegin:
 		s.inTxn = true
 		return nil
-	case queryCommit:
+	case history.QueryCommit:
 		return s.commit(ctx)
-	case queryDDL:
+	case history.QueryDDL:
 		if err := s.ddl(ctx, string(e.Schema), string(e.Query)); err != nil {
 			return err
 		}
 		return s.commit(ctx)
-	case queryDML:
+	case history.QueryDML:
 		// Rows written as a statement cannot be read; skipping them would lose them.
-		id, known := dmlTable(string(e.Schema), string(e.Query))
+		id, known := history.DMLTable(string(e.Schema), string(e.Query))
 		if !known || s.cfg.Tables(id.DB, id.Table) {
 			return &StatementFormatError{Table: id, Position: s.delivered, Statement: string(e.Query)}
 		}
@@ -429,11 +430,11 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 func (s *stream) ddl(ctx context.Context, db, query string) error {
 	at := s.endPosition()
 	if s.cfg.Created != nil {
-		for _, id := range createdTables(db, query, s.cache.hist) {
+		for _, id := range history.CreatedTables(db, query, s.cache.Hist) {
 			s.cfg.Created(id, at)
 		}
 	}
-	ids, err := s.cache.hist.apply(ctx, s.cache.loader, s.cfg.Logger, db, query, at)
+	ids, err := s.cache.Hist.Apply(ctx, s.cache.Loader, s.cfg.Logger, db, query, at)
 	if err != nil {
 		return s.schemaError(change.TableID{DB: db}, fmt.Errorf("after %q: %w", query, err))
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/schemachange"
@@ -86,11 +86,11 @@ func checkpointOf(cp upsert.Checkpoint) (state.Checkpoint, error) {
 	}
 	schema := s.Schema
 	if schema == nil && len(s.SchemaParts) > 0 { // read from the state topic
-		parts := make([]cdc.HistoryPart, len(s.SchemaParts))
+		parts := make([]history.Part, len(s.SchemaParts))
 		for i, p := range s.SchemaParts {
-			parts[i] = cdc.HistoryPart{Key: p.Key, Value: p.Value}
+			parts[i] = history.Part{Key: p.Key, Value: p.Value}
 		}
-		schema = cdc.JoinHistory(parts)
+		schema = history.Join(parts)
 	}
 	return state.Checkpoint{Position: string(cp.Position), Snapshot: s.Snapshot, Chunks: s.Chunks, Schema: schema, Shapes: s.Shapes}, nil
 }
@@ -102,15 +102,15 @@ type historyParts struct {
 	parts []upsert.Part
 }
 
-func (h *historyParts) split(history []byte) ([]upsert.Part, error) {
-	if h.of != nil && sameSlice(history, h.of) {
+func (h *historyParts) split(hist []byte) ([]upsert.Part, error) {
+	if h.of != nil && sameSlice(hist, h.of) {
 		return h.parts, nil
 	}
-	parts, err := cdc.SplitHistory(history)
+	parts, err := history.Split(hist)
 	if err != nil {
 		return nil, err
 	}
-	h.of, h.parts = history, make([]upsert.Part, len(parts))
+	h.of, h.parts = hist, make([]upsert.Part, len(parts))
 	for i, p := range parts {
 		h.parts[i] = upsert.Part{Key: p.Key, Value: p.Value}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
@@ -165,7 +166,7 @@ func (rep *Report) addTables(ctx context.Context, src cdc.Config, rt *routing, t
 	rep.Tables = make([]PlannedTable, 0, len(tables))
 	for _, ti := range tables {
 		pt := PlannedTable{Table: ti.ID.String(), Topics: rt.topics(ti.ID), EstimatedRows: ti.EstimatedRows}
-		t, err := cdc.DescribeTable(ctx, db, ti.ID, cdc.DescribeOptions{TinyInt1AsNumber: src.TinyInt1AsNumber, Keys: src.Keys})
+		t, err := history.DescribeTable(ctx, db, ti.ID, history.DescribeOptions{TinyInt1AsNumber: src.TinyInt1AsNumber, Keys: src.Keys})
 		var nopk *schema.NoPrimaryKeyError
 		switch {
 		case errors.As(err, &nopk):

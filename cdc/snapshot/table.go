@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
@@ -48,7 +48,7 @@ func FromCDC(t *schema.Table) *Table {
 
 // DescribeOptions are the table-shaping settings a describer applies: package cdc's, so
 // that the snapshot and the binlog stream describe a table alike.
-type DescribeOptions = cdc.DescribeOptions
+type DescribeOptions = history.DescribeOptions
 
 // DescribeFunc describes a table as it is now, from information_schema. It returns nil, nil
 // when the table does not exist.
@@ -57,7 +57,7 @@ type DescribeFunc func(ctx context.Context, db *sql.DB, id change.TableID, opts 
 // DescribeCDC is the default DescribeFunc: package cdc's [cdc.DescribeTable], whose column
 // decoders give the binlog stream's values for the text a SELECT returns.
 func DescribeCDC(ctx context.Context, db *sql.DB, id change.TableID, opts DescribeOptions) (*Table, error) {
-	t, err := cdc.DescribeTable(ctx, db, id, opts)
+	t, err := history.DescribeTable(ctx, db, id, opts)
 	if err != nil || t == nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // memShapes is a shapeView over a map, to which ddlResults are applied.
 type memShapes map[change.TableID]*schema.TableShape
 
-func (m memShapes) shape(id change.TableID) (*schema.TableShape, bool) {
+func (m memShapes) Shape(id change.TableID) (*schema.TableShape, bool) {
 	info, ok := m[id]
 	return info, ok
 }
@@ -32,7 +32,7 @@ func (m memShapes) tablesIn(db string) []change.TableID {
 
 // run applies statements in order; it returns the tables each statement sent to
 // information_schema.
-func (m memShapes) run(t *testing.T, env ddlEnv, stmts ...string) []string {
+func (m memShapes) run(t *testing.T, env Env, stmts ...string) []string {
 	t.Helper()
 	var reread []string
 	for _, q := range stmts {
@@ -70,8 +70,8 @@ func describeShape(info *schema.TableShape) string {
 	return strings.Join(cols, ", ") + " | key " + strings.Join(info.PrimaryKey, ",") + " | " + info.Charset
 }
 
-var mariaEnv = ddlEnv{
-	mariaDB: true, intWidths: true,
+var mariaEnv = Env{
+	MariaDB: true, IntWidths: true,
 	track:     func(id change.TableID) bool { return id.DB == "d" || id.DB == "l" },
 	dbCharset: func(db string) string { return map[string]string{"d": "utf8mb4", "l": "latin1"}[db] },
 }
@@ -218,7 +218,7 @@ func TestApplyDDLTypes(t *testing.T) {
 	}
 	// MySQL 8.0.19+ writes no integer display widths but TINYINT(1)'s and ZEROFILL's.
 	m = memShapes{}
-	m.run(t, ddlEnv{}, "CREATE TABLE t (a INT UNSIGNED, b TINYINT(1), c INT(5) ZEROFILL, j JSON, y YEAR, PRIMARY KEY (a))")
+	m.run(t, Env{}, "CREATE TABLE t (a INT UNSIGNED, b TINYINT(1), c INT(5) ZEROFILL, j JSON, y YEAR, PRIMARY KEY (a))")
 	if got := describeShape(m[change.TableID{DB: "d", Table: "t"}]); got != "a int unsigned, b tinyint(1), c int(5) unsigned zerofill, j json, y year | key a | " {
 		t.Errorf("mysql: %s", got)
 	}
@@ -247,28 +247,28 @@ func TestHistoryRestore(t *testing.T) {
 	at := func(seq uint64) binlogpos.Position {
 		return binlogpos.Position{File: "b.000001", Offset: uint32(100 * seq), MariaDB: []binlogpos.GTID{{Domain: 0, Server: 1, Seq: seq}}}
 	}
-	h := newSchemaHistory(at(1), func(db, _ string) bool { return db == "d" }, ddlEnv{mariaDB: true, intWidths: true})
+	h := New(at(1), func(db, _ string) bool { return db == "d" }, Env{MariaDB: true, IntWidths: true})
 	m := memShapes{}
 	m.run(t, mariaEnv, "CREATE TABLE t (id INT PRIMARY KEY, flag TINYINT(1))")
-	h.record(id, at(1), m[id])
+	h.Record(id, at(1), m[id])
 	steps := []string{"ALTER TABLE t MODIFY flag INT", "ALTER TABLE t ADD j JSON", "ALTER TABLE t RENAME COLUMN flag TO f", "DROP TABLE t"}
 	var shapes []string // shapes[i]: after step i (shapes[0]: the initial one)
 	shapes = append(shapes, describeShape(m[id]))
 	for i, q := range steps {
-		if _, err := h.apply(t.Context(), nil, log, "d", q, at(uint64(10*(i+1)))); err != nil {
+		if _, err := h.Apply(t.Context(), nil, log, "d", q, at(uint64(10*(i+1)))); err != nil {
 			t.Fatal(err)
 		}
-		info, _ := h.shape(id)
+		info, _ := h.Shape(id)
 		shapes = append(shapes, describeShape(info))
 	}
-	if n, _ := h.apply(t.Context(), nil, log, "d", "CREATE TABLE t (z INT)", at(40)); n != nil {
+	if n, _ := h.Apply(t.Context(), nil, log, "d", "CREATE TABLE t (z INT)", at(40)); n != nil {
 		t.Fatalf("a DDL applied twice at one position: %v", n)
 	}
-	data := h.encode()
-	if &h.encode()[0] != &data[0] {
+	data := h.Encode()
+	if &h.Encode()[0] != &data[0] {
 		t.Error("encode returned a new slice for an unchanged history")
 	}
-	f, err := parseHistory(data)
+	f, err := Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,15 +277,15 @@ func TestHistoryRestore(t *testing.T) {
 			if i == 0 {
 				pos = at(1)
 			}
-			r := newSchemaHistory(pos, h.captured, h.env)
-			r.restore(f, pos, log)
-			info, known := r.shape(id)
+			r := New(pos, h.captured, h.env)
+			r.Restore(f, pos, log)
+			info, known := r.Shape(id)
 			if got := describeShape(info); got != want || (info == nil) == known {
 				t.Errorf("restored at %s: %s (known %v), want %s", pos, got, known, want)
 			}
 		}
 	}
-	if _, err := parseHistory([]byte(`{"format":9,"tables":[]}`)); err == nil {
+	if _, err := Parse([]byte(`{"format":9,"tables":[]}`)); err == nil {
 		t.Error("unknown format accepted")
 	}
 }

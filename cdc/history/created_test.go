@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"slices"
@@ -34,7 +34,7 @@ func TestCreatedTables(t *testing.T) {
 		{"CREATE TABLE (broken", nil},
 	} {
 		var got []string
-		for _, id := range createdTables("d", c.query, view) {
+		for _, id := range CreatedTables("d", c.query, view) {
 			got = append(got, id.String())
 		}
 		if !slices.Equal(got, c.want) {

@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"encoding/json"
@@ -7,17 +7,17 @@ import (
 	"strings"
 )
 
-// HistoryPart is one table's part of a schema history ([Source.SchemaHistory]): Key names
+// Part is one table's part of a schema history ([Source.SchemaHistory]): Key names
 // the table (database and table, escaped, joined by a '.': it has no '/' and one '.'),
 // Value is the table's versions. A history is stored as its parts so that no stored record
 // grows with the number of tables.
-type HistoryPart struct {
+type Part struct {
 	Key   string
 	Value []byte
 }
 
-// SplitHistory splits a schema history into its tables' parts, in the history's order.
-func SplitHistory(history []byte) ([]HistoryPart, error) {
+// Split splits a schema history into its tables' parts, in the history's order.
+func Split(history []byte) ([]Part, error) {
 	if len(history) == 0 {
 		return nil, nil
 	}
@@ -31,20 +31,20 @@ func SplitHistory(history []byte) ([]HistoryPart, error) {
 	if f.Format != historyFormat {
 		return nil, fmt.Errorf("cdc: schema history: format %d is not known (this version writes %d)", f.Format, historyFormat)
 	}
-	parts := make([]HistoryPart, len(f.Tables))
+	parts := make([]Part, len(f.Tables))
 	for i, raw := range f.Tables {
 		var t historyTable
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, fmt.Errorf("cdc: schema history: %w", err)
 		}
-		parts[i] = HistoryPart{Key: historyKey(t.DB, t.Table), Value: raw}
+		parts[i] = Part{Key: historyKey(t.DB, t.Table), Value: raw}
 	}
 	return parts, nil
 }
 
-// JoinHistory makes a schema history of its parts (as SplitHistory returned them, in any
+// Join makes a schema history of its parts (as Split returned them, in any
 // order); nil for no parts.
-func JoinHistory(parts []HistoryPart) []byte {
+func Join(parts []Part) []byte {
 	if len(parts) == 0 {
 		return nil
 	}

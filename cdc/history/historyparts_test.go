@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 // history, and the keys keep tables apart whatever their names hold.
 func TestHistoryParts(t *testing.T) {
 	history := []byte(`{"format":1,"tables":[{"db":"a.b","table":"c","versions":[]},{"db":"a","table":"b.c","versions":[]},{"db":"x/y","table":"t","versions":[{"at":"f:4","shape":null}]}]}`)
-	parts, err := SplitHistory(history)
+	parts, err := Split(history)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,13 +23,13 @@ func TestHistoryParts(t *testing.T) {
 	}
 	var a, b any
 	_ = json.Unmarshal(history, &a)
-	if err := json.Unmarshal(JoinHistory(parts), &b); err != nil {
+	if err := json.Unmarshal(Join(parts), &b); err != nil {
 		t.Fatal(err)
 	}
 	if x, y := mustJSON(a), mustJSON(b); x != y {
 		t.Errorf("joined %s, want %s", y, x)
 	}
-	if _, err := SplitHistory([]byte(`{"format":9}`)); err == nil {
+	if _, err := Split([]byte(`{"format":9}`)); err == nil {
 		t.Error("no error for an unknown format")
 	}
 }

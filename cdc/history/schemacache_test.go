@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"errors"
@@ -120,39 +120,39 @@ func TestNewTableKeys(t *testing.T) {
 
 func TestSchemaCacheVersions(t *testing.T) {
 	id := change.TableID{DB: "d", Table: "t"}
-	hist := newSchemaHistory(binlogpos.Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
-	c := newSchemaCache(hist, nil, schema.Options{}, slog.New(slog.DiscardHandler))
+	hist := New(binlogpos.Position{}, func(string, string) bool { return true }, Env{MariaDB: true, IntWidths: true})
+	c := NewCache(hist, nil, schema.Options{}, slog.New(slog.DiscardHandler))
 	at := func(off uint32) binlogpos.Position { return binlogpos.Position{File: "b.000001", Offset: off} }
-	hist.record(id, at(1), &schema.TableShape{
+	hist.Record(id, at(1), &schema.TableShape{
 		Columns:    []schema.InfoColumn{{Name: "a", DataType: "int", ColumnType: "int(11)"}},
 		PrimaryKey: []string{"a"},
 	})
-	changed, _, err := c.afterDDL([]change.TableID{id}, at(1))
+	changed, _, err := c.AfterDDL([]change.TableID{id}, at(1))
 	if err != nil || len(changed) != 1 || changed[0].Schema.Version != 1 {
 		t.Fatalf("create: %v %v", changed, err)
 	}
-	if changed, _, _ = c.afterDDL([]change.TableID{id}, at(1)); len(changed) != 0 {
+	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(1)); len(changed) != 0 {
 		t.Fatal("unchanged shape announced again")
 	}
-	if _, err := hist.apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "ALTER TABLE t ADD b DATE", at(2)); err != nil {
+	if _, err := hist.Apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "ALTER TABLE t ADD b DATE", at(2)); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _, _ = c.afterDDL([]change.TableID{id}, at(2)); len(changed) != 1 || changed[0].Schema.Version != 2 {
+	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(2)); len(changed) != 1 || changed[0].Schema.Version != 2 {
 		t.Fatalf("add column: %v", changed)
 	}
-	if _, err := hist.apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "DROP TABLE t", at(3)); err != nil {
+	if _, err := hist.Apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "DROP TABLE t", at(3)); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _, _ = c.afterDDL([]change.TableID{id}, at(3)); len(changed) != 0 || c.tables[id] != nil {
+	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(3)); len(changed) != 0 || c.tables[id] != nil {
 		t.Fatal("drop: entry kept")
 	}
 }
 
 func TestClassifyQuery(t *testing.T) {
-	for q, want := range map[string]ddlKind{"BEGIN": queryBegin, "/* x */ COMMIT": queryCommit,
-		"alter table t add c int": queryDDL, "GRANT SELECT ON *.* TO u": queryOther, "# c\nDROP TABLE t": queryDDL,
-		"insert into t values (1)": queryDML, "/* x */ DELETE FROM t": queryDML, "REPLACE t SET a=1": queryDML} {
-		if got := classifyQuery(q); got != want {
+	for q, want := range map[string]ddlKind{"BEGIN": QueryBegin, "/* x */ COMMIT": QueryCommit,
+		"alter table t add c int": QueryDDL, "GRANT SELECT ON *.* TO u": queryOther, "# c\nDROP TABLE t": QueryDDL,
+		"insert into t values (1)": QueryDML, "/* x */ DELETE FROM t": QueryDML, "REPLACE t SET a=1": QueryDML} {
+		if got := ClassifyQuery(q); got != want {
 			t.Errorf("classifyQuery(%q) = %d, want %d", q, got, want)
 		}
 	}
@@ -175,7 +175,7 @@ func TestDMLTable(t *testing.T) {
 		{"DELETE t, u FROM t JOIN u", change.TableID{}, false},
 	}
 	for _, tc := range tests {
-		got, ok := dmlTable("app", tc.query)
+		got, ok := DMLTable("app", tc.query)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("dmlTable(%q) = %v, %v; want %v, %v", tc.query, got, ok, tc.want, tc.ok)
 		}
@@ -228,8 +228,8 @@ func TestTableFromMapNotNull(t *testing.T) {
 func TestSchemaCacheKeylessCreate(t *testing.T) {
 	id := change.TableID{DB: "d", Table: "t2"}
 	log := slog.New(slog.DiscardHandler)
-	hist := newSchemaHistory(binlogpos.Position{}, func(string, string) bool { return true }, ddlEnv{mariaDB: true, intWidths: true})
-	c := newSchemaCache(hist, nil, schema.Options{}, log)
+	hist := New(binlogpos.Position{}, func(string, string) bool { return true }, Env{MariaDB: true, IntWidths: true})
+	c := NewCache(hist, nil, schema.Options{}, log)
 	at := func(off uint32) binlogpos.Position { return binlogpos.Position{File: "b.000001", Offset: off} }
 	for i, step := range []struct {
 		ddl     string
@@ -244,10 +244,10 @@ func TestSchemaCacheKeylessCreate(t *testing.T) {
 		{"ALTER TABLE t2 DROP PRIMARY KEY", false, false, true},
 	} {
 		pos := at(uint32(100 * (i + 1)))
-		if _, err := hist.apply(t.Context(), nil, log, "d", step.ddl, pos); err != nil {
+		if _, err := hist.Apply(t.Context(), nil, log, "d", step.ddl, pos); err != nil {
 			t.Fatal(err)
 		}
-		changed, keyed, err := c.afterDDL([]change.TableID{id}, pos)
+		changed, keyed, err := c.AfterDDL([]change.TableID{id}, pos)
 		if step.err {
 			if !errors.As(err, new(*schema.NoPrimaryKeyError)) {
 				t.Errorf("%s: %v, want a NoPrimaryKeyError", step.ddl, err)

@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"regexp"
@@ -357,5 +357,5 @@ var shapeStatement = regexp.MustCompile(`(?is)^(?:CREATE\s+(?:OR\s+REPLACE\s+)?T
 // mayChangeShapes reports whether an unparsable statement may change a table's shape.
 // Temporary tables are left out: their rows are not in a row-based binlog.
 func mayChangeShapes(query string) bool {
-	return shapeStatement.MatchString(stripLeadingComments(query))
+	return shapeStatement.MatchString(StripLeadingComments(query))
 }

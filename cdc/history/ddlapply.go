@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"errors"
@@ -24,18 +24,18 @@ import (
 
 // shapeView is what the applier reads of the shapes before a statement.
 type shapeView interface {
-	// shape returns a table's shape. known is false when nothing is known of the table;
+	// Shape returns a table's shape. known is false when nothing is known of the table;
 	// a nil info with known set means the table does not exist.
-	shape(id change.TableID) (info *schema.TableShape, known bool)
+	Shape(id change.TableID) (info *schema.TableShape, known bool)
 	// tablesIn lists the existing tables of db.
 	tablesIn(db string) []change.TableID
 }
 
-// ddlEnv is what the applier needs of the server and the history.
-type ddlEnv struct {
-	mariaDB bool
-	// intWidths: the server shows integer display widths (MariaDB, MySQL before 8.0.19).
-	intWidths bool
+// Env is what the applier needs of the server and the history.
+type Env struct {
+	MariaDB bool
+	// IntWidths: the server shows integer display widths (MariaDB, MySQL before 8.0.19).
+	IntWidths bool
 	// track reports whether a table the history does not know yet is to be followed (a
 	// captured table, or one that may become captured by a rename). Nil: every table.
 	track func(id change.TableID) bool
@@ -58,7 +58,7 @@ type ddlResult struct {
 }
 
 // applyDDL derives the shapes after a DDL statement run with default database db.
-func applyDDL(db, query string, view shapeView, env ddlEnv) ddlResult {
+func applyDDL(db, query string, view shapeView, env Env) ddlResult {
 	stmts, err := parseDDL(query)
 	if err != nil {
 		if !mayChangeShapes(query) {
@@ -84,7 +84,7 @@ func applyDDL(db, query string, view shapeView, env ddlEnv) ddlResult {
 // ddlWork is the state of applying one query: the shapes it changed so far over the view.
 type ddlWork struct {
 	view     shapeView
-	env      ddlEnv
+	env      Env
 	db       string
 	overlay  map[change.TableID]*schema.TableShape
 	touched  []change.TableID
@@ -96,7 +96,7 @@ func (w *ddlWork) get(id change.TableID) (*schema.TableShape, bool) {
 	if info, ok := w.overlay[id]; ok {
 		return info, true
 	}
-	return w.view.shape(id)
+	return w.view.Shape(id)
 }
 
 // relevant reports whether the history keeps id: it knows the table or tracks it.
@@ -610,13 +610,13 @@ func (w *ddlWork) columnType(ic *schema.InfoColumn, tp *types.FieldType, charset
 			}
 		}
 		ic.ColumnType = ic.DataType
-		if w.env.intWidths || zerofill || t == tmysql.TypeTiny && flen == 1 {
+		if w.env.IntWidths || zerofill || t == tmysql.TypeTiny && flen == 1 {
 			ic.ColumnType += "(" + strconv.Itoa(width) + ")"
 		}
 		ic.ColumnType += suffix
 	case tmysql.TypeYear:
 		ic.DataType, ic.ColumnType = "year", "year"
-		if w.env.intWidths {
+		if w.env.IntWidths {
 			ic.ColumnType = "year(4)"
 		}
 	case tmysql.TypeFloat, tmysql.TypeDouble:
@@ -684,7 +684,7 @@ func (w *ddlWork) columnType(ic *schema.InfoColumn, tp *types.FieldType, charset
 		ic.ColumnType = name + "(" + quoteLabels(tp.GetElems()) + ")"
 		ic.Length = labelsLength(name, tp.GetElems(), charset)
 	case tmysql.TypeJSON:
-		if w.env.mariaDB { // an alias of LONGTEXT with a json_valid check
+		if w.env.MariaDB { // an alias of LONGTEXT with a json_valid check
 			ic.DataType, ic.ColumnType, ic.Charset, ic.Length = "longtext", "longtext", "utf8mb4", longBlobLen
 			ic.ColumnCheck = true
 			return nil

@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/ingestkit/ingest/change"
 )
 
-// schemaHistory is the shape of each tracked table at every point of the binlog the stream
+// History is the shape of each tracked table at every point of the binlog the stream
 // has passed: the shapes read from information_schema at the start position, then each DDL
 // applied in binlog order (ddlapply.go). Every event decodes with the facts of its position
 // (TINYINT(1)-ness, MariaDB JSON checks, SQL types; the names and order as well when the
@@ -34,14 +34,14 @@ import (
 //
 // The stream goroutine changes the history; [Source.SchemaHistory] encodes it from any
 // goroutine, hence the mutex. Shapes in versions are never modified.
-type schemaHistory struct {
+type History struct {
 	mu       sync.Mutex
 	tables   map[change.TableID][]shapeVersion
 	base     binlogpos.Position // the stream's start position: the stamp of the initial shapes
 	encoded  []byte             // the JSON form, nil when stale
 	lastDDL  string             // the stamp of the last DDL applied: a DDL is applied once
 	captured func(db, table string) bool
-	env      ddlEnv // mariaDB and intWidths; track and dbCharset are set per statement
+	env      Env // mariaDB and intWidths; track and dbCharset are set per statement
 	charsets map[string]string
 }
 
@@ -50,13 +50,15 @@ type shapeVersion struct {
 	info *schema.TableShape // nil: the table does not exist from at on
 }
 
-func newSchemaHistory(base binlogpos.Position, captured func(db, table string) bool, env ddlEnv) *schemaHistory {
-	return &schemaHistory{tables: map[change.TableID][]shapeVersion{}, base: base, captured: captured,
+// New returns the history of the tables captured selects, with no shapes yet: they are
+// recorded from information_schema at base (Record) or restored from a stored history.
+func New(base binlogpos.Position, captured func(db, table string) bool, env Env) *History {
+	return &History{tables: map[change.TableID][]shapeVersion{}, base: base, captured: captured,
 		env: env, charsets: map[string]string{}}
 }
 
-// shape returns the current shape of a table (shapeView).
-func (h *schemaHistory) shape(id change.TableID) (*schema.TableShape, bool) {
+// Shape returns the current shape of a table (shapeView).
+func (h *History) Shape(id change.TableID) (*schema.TableShape, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -66,9 +68,9 @@ func (h *schemaHistory) shape(id change.TableID) (*schema.TableShape, bool) {
 	return vs[len(vs)-1].info, true
 }
 
-// previous returns the shape a table had before the version stamped at, which a DDL at at
+// Previous returns the shape a table had before the version stamped at, which a DDL at at
 // has just recorded: nil when the table did not exist (or was not known) before it.
-func (h *schemaHistory) previous(id change.TableID, at binlogpos.Position) *schema.TableShape {
+func (h *History) Previous(id change.TableID, at binlogpos.Position) *schema.TableShape {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -79,7 +81,7 @@ func (h *schemaHistory) previous(id change.TableID, at binlogpos.Position) *sche
 }
 
 // tablesIn lists the existing tables of db (shapeView).
-func (h *schemaHistory) tablesIn(db string) []change.TableID {
+func (h *History) tablesIn(db string) []change.TableID {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var ids []change.TableID
@@ -94,7 +96,7 @@ func (h *schemaHistory) tablesIn(db string) []change.TableID {
 
 // track reports whether a table the history does not know is to be followed: it is captured
 // or its database holds a captured table.
-func (h *schemaHistory) track(id change.TableID) bool {
+func (h *History) track(id change.TableID) bool {
 	if h.captured(id.DB, id.Table) {
 		return true
 	}
@@ -108,8 +110,8 @@ func (h *schemaHistory) track(id change.TableID) bool {
 	return false
 }
 
-// record makes info the table's shape from at on. It reports whether the shape changed.
-func (h *schemaHistory) record(id change.TableID, at binlogpos.Position, info *schema.TableShape) bool {
+// Record makes info the table's shape from at on. It reports whether the shape changed.
+func (h *History) Record(id change.TableID, at binlogpos.Position, info *schema.TableShape) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	vs := h.tables[id]
@@ -137,18 +139,18 @@ type infoLoader interface {
 
 var databaseDDL = regexp.MustCompile(`(?i)^(?:CREATE|ALTER)\s+(?:DATABASE|SCHEMA)\b`)
 
-// apply applies a DDL statement of the binlog, run with default database db and ending its
+// Apply applies a DDL statement of the binlog, run with default database db and ending its
 // transaction at position at, and returns the tables whose shape it changed (or dropped).
 // A statement it cannot derive shapes from makes it read the tables from information_schema
 // (their state now, not at the statement when the stream lags behind later DDL) and log a
 // warning. The error is information_schema's.
-func (h *schemaHistory) apply(ctx context.Context, loader infoLoader, log *slog.Logger, db, query string, at binlogpos.Position) ([]change.TableID, error) {
+func (h *History) Apply(ctx context.Context, loader infoLoader, log *slog.Logger, db, query string, at binlogpos.Position) ([]change.TableID, error) {
 	stamp := at.String()
 	if stamp != "" && stamp == h.lastDDL {
 		return nil, nil // replayed after a reconnect
 	}
 	h.lastDDL = stamp
-	if databaseDDL.MatchString(stripLeadingComments(query)) {
+	if databaseDDL.MatchString(StripLeadingComments(query)) {
 		clear(h.charsets) // a database's default character set may have changed
 	}
 	env := h.env
@@ -168,7 +170,7 @@ func (h *schemaHistory) apply(ctx context.Context, loader infoLoader, log *slog.
 	res := applyDDL(db, query, h, env)
 	var changed []change.TableID
 	for _, u := range res.updates {
-		if h.record(u.id, at, u.info) {
+		if h.Record(u.id, at, u.info) {
 			changed = append(changed, u.id)
 		}
 	}
@@ -187,16 +189,16 @@ func (h *schemaHistory) apply(ctx context.Context, loader infoLoader, log *slog.
 		if err != nil {
 			return nil, fmt.Errorf("read information_schema of %s: %w", id, err)
 		}
-		if h.record(id, at, info) && !slices.Contains(changed, id) {
+		if h.Record(id, at, info) && !slices.Contains(changed, id) {
 			changed = append(changed, id)
 		}
 	}
 	return changed, nil
 }
 
-// The stored form of a history. Format 1: every table with its versions in binlog order;
+// File is the stored form of a history. Format 1: every table with its versions in binlog order;
 // a version's shape is null from a DROP TABLE (or RENAME away) on.
-type historyFile struct {
+type File struct {
 	Format int            `json:"format"`
 	Tables []historyTable `json:"tables"`
 }
@@ -214,15 +216,15 @@ type historyVersion struct {
 
 const historyFormat = 1
 
-// encode returns the history's JSON form. The slice is shared and never modified: it is
+// Encode returns the history's JSON form. The slice is shared and never modified: it is
 // the same until the history changes.
-func (h *schemaHistory) encode() []byte {
+func (h *History) Encode() []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.encoded != nil {
 		return h.encoded
 	}
-	f := historyFile{Format: historyFormat, Tables: make([]historyTable, 0, len(h.tables))}
+	f := File{Format: historyFormat, Tables: make([]historyTable, 0, len(h.tables))}
 	for id, vs := range h.tables {
 		t := historyTable{DB: id.DB, Table: id.Table, Versions: make([]historyVersion, len(vs))}
 		for i, v := range vs {
@@ -244,9 +246,9 @@ func (h *schemaHistory) encode() []byte {
 	return b
 }
 
-// parseHistory reads a stored history and checks its form.
-func parseHistory(data []byte) (*historyFile, error) {
-	var f historyFile
+// Parse reads a stored history and checks its form.
+func Parse(data []byte) (*File, error) {
+	var f File
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("cdc: stored schema history: %w", err)
 	}
@@ -266,11 +268,11 @@ func parseHistory(data []byte) (*historyFile, error) {
 	return &f, nil
 }
 
-// restore installs the shapes a stored history gives for position at: for each table the
+// Restore installs the shapes a stored history gives for position at: for each table the
 // last version stamped at or before at. Later versions (a history stored after the
 // position) are dropped: the stream meets their DDL again. Tables that do not exist at at
 // are left out.
-func (h *schemaHistory) restore(f *historyFile, at binlogpos.Position, log *slog.Logger) {
+func (h *History) Restore(f *File, at binlogpos.Position, log *slog.Logger) {
 	for _, t := range f.Tables {
 		var cur *historyVersion
 		for i := range t.Versions {

@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"context"
@@ -17,18 +17,18 @@ import (
 	"github.com/ingestkit/ingest/change"
 )
 
-// schemaCache keeps the description of every captured table seen in the stream, built from
+// Cache keeps the description of every captured table seen in the stream, built from
 // the TABLE_MAP events and the schema history. It is owned by the stream goroutine.
-type schemaCache struct {
-	opts     schema.Options
-	loader   infoLoader
-	hist     *schemaHistory
+type Cache struct {
+	Opts     schema.Options
+	Loader   infoLoader
+	Hist     *History
 	log      *slog.Logger
 	tables   map[change.TableID]*cacheEntry
 	versions map[change.TableID]uint64 // survives DROP TABLE, so versions never repeat
-	// keyless are the tables a DDL created (or renamed onto their name) without a key and
+	// Keyless are the tables a DDL created (or renamed onto their name) without a key and
 	// that no description was installed for: told neither as created nor as skipped yet.
-	keyless map[change.TableID]bool
+	Keyless map[change.TableID]bool
 }
 
 type cacheEntry struct {
@@ -36,12 +36,14 @@ type cacheEntry struct {
 	table    *schema.Table
 }
 
-func newSchemaCache(hist *schemaHistory, loader infoLoader, opts schema.Options, log *slog.Logger) *schemaCache {
-	return &schemaCache{opts: opts, loader: loader, hist: hist, log: log, tables: map[change.TableID]*cacheEntry{},
-		versions: map[change.TableID]uint64{}, keyless: map[change.TableID]bool{}}
+// NewCache returns a cache of the tables of hist, reading what the binlog lacks through
+// loader.
+func NewCache(hist *History, loader infoLoader, opts schema.Options, log *slog.Logger) *Cache {
+	return &Cache{Opts: opts, Loader: loader, Hist: hist, log: log, tables: map[change.TableID]*cacheEntry{},
+		versions: map[change.TableID]uint64{}, Keyless: map[change.TableID]bool{}}
 }
 
-func (c *schemaCache) entry(id change.TableID) *cacheEntry {
+func (c *Cache) entry(id change.TableID) *cacheEntry {
 	e := c.tables[id]
 	if e == nil {
 		e = &cacheEntry{}
@@ -50,19 +52,19 @@ func (c *schemaCache) entry(id change.TableID) *cacheEntry {
 	return e
 }
 
-// fromTableMap returns the description of the table a TABLE_MAP event maps, in the
+// FromTableMap returns the description of the table a TABLE_MAP event maps, in the
 // transaction that starts at position at. The schema keeps its version (and pointer) while
 // the shape is unchanged. A table the history does not have (or has as dropped) is read from
 // information_schema and recorded from at on.
-func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMapEvent, at binlogpos.Position) (*schema.Table, error) {
+func (c *Cache) FromTableMap(ctx context.Context, tm *replication.TableMapEvent, at binlogpos.Position) (*schema.Table, error) {
 	id := change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}
 	e := c.entry(id)
 	if e.table != nil && e.binlogID == tm.TableID {
 		return e.table, nil
 	}
-	info, known := c.hist.shape(id)
-	if info == nil && c.loader != nil {
-		loaded, err := c.loader.loadTable(ctx, id)
+	info, known := c.Hist.Shape(id)
+	if info == nil && c.Loader != nil {
+		loaded, err := c.Loader.loadTable(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("read information_schema of %s: %w", id, err)
 		}
@@ -70,10 +72,10 @@ func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMap
 			c.log.Warn("cdc: rows of a table the schema history holds as dropped; reading it from information_schema",
 				"table", id.String(), "position", at.String())
 		}
-		c.hist.record(id, at, loaded)
+		c.Hist.Record(id, at, loaded)
 		info = loaded
 	}
-	t, err := schema.TableFromMap(tm, info, c.opts)
+	t, err := schema.TableFromMap(tm, info, c.Opts)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,7 @@ func (c *schemaCache) fromTableMap(ctx context.Context, tm *replication.TableMap
 }
 
 // install makes t the table's description, bumping the version when the shape changed.
-func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *schema.Table) bool {
+func (c *Cache) install(id change.TableID, e *cacheEntry, t *schema.Table) bool {
 	if e.table != nil && schema.SameShape(e.table, t) {
 		return false
 	}
@@ -93,33 +95,33 @@ func (c *schemaCache) install(id change.TableID, e *cacheEntry, t *schema.Table)
 	return true
 }
 
-// afterDDL rebuilds the descriptions of tables a DDL changed from the history's new shapes
+// AfterDDL rebuilds the descriptions of tables a DDL changed from the history's new shapes
 // and returns those that still exist and changed shape, and, among them, those that had no
 // description because they were created without a key (keyed: the DDL gave them one, so
 // they are told as created). The next TABLE_MAP of each completes the description with the
 // binlog's metadata. A table that the DDL at position at created (or renamed onto its name)
 // without a key is kept in c.keyless and left out: a later DDL of its creation may still
 // give it a key, and its first rows decide (stream.tableMap).
-func (c *schemaCache) afterDDL(ids []change.TableID, at binlogpos.Position) (changed []*schema.Table, keyed map[change.TableID]bool, err error) {
+func (c *Cache) AfterDDL(ids []change.TableID, at binlogpos.Position) (changed []*schema.Table, keyed map[change.TableID]bool, err error) {
 	for _, id := range ids {
-		info, _ := c.hist.shape(id)
+		info, _ := c.Hist.Shape(id)
 		if info == nil { // dropped or renamed away
 			delete(c.tables, id)
-			delete(c.keyless, id)
+			delete(c.Keyless, id)
 			continue
 		}
 		e := c.entry(id)
 		e.binlogID = 0
-		t, err := schema.TableFromInfo(id, info, c.opts)
-		if errors.As(err, new(*schema.NoPrimaryKeyError)) && (c.keyless[id] || c.hist.previous(id, at) == nil) {
-			c.keyless[id] = true
+		t, err := schema.TableFromInfo(id, info, c.Opts)
+		if errors.As(err, new(*schema.NoPrimaryKeyError)) && (c.Keyless[id] || c.Hist.Previous(id, at) == nil) {
+			c.Keyless[id] = true
 			continue
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		if c.keyless[id] {
-			delete(c.keyless, id)
+		if c.Keyless[id] {
+			delete(c.Keyless, id)
 			if keyed == nil {
 				keyed = map[change.TableID]bool{}
 			}
@@ -161,13 +163,13 @@ FROM information_schema.CHECK_CONSTRAINTS WHERE `
 
 var jsonValidCheck = regexp.MustCompile("(?i)json_valid\\(`((?:[^`]|``)+)`\\)")
 
-// sqlInfo loads tableInfo from information_schema over database/sql.
-type sqlInfo struct {
-	db      *sql.DB
-	mariaDB bool
+// SQLInfo loads table shapes from information_schema over database/sql.
+type SQLInfo struct {
+	DB      *sql.DB
+	MariaDB bool
 }
 
-func (s sqlInfo) loadTable(ctx context.Context, id change.TableID) (*schema.TableShape, error) {
+func (s SQLInfo) loadTable(ctx context.Context, id change.TableID) (*schema.TableShape, error) {
 	infos, err := s.load(ctx, "TABLE_SCHEMA = ? AND TABLE_NAME = ?", []any{id.DB, id.Table}, "CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?")
 	if err != nil {
 		return nil, err
@@ -175,19 +177,19 @@ func (s sqlInfo) loadTable(ctx context.Context, id change.TableID) (*schema.Tabl
 	return infos[id], nil
 }
 
-func (s sqlInfo) dbCharset(ctx context.Context, db string) (string, error) {
+func (s SQLInfo) dbCharset(ctx context.Context, db string) (string, error) {
 	var cs string
-	err := s.db.QueryRowContext(ctx, "SELECT DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db).Scan(&cs)
+	err := s.DB.QueryRowContext(ctx, "SELECT DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db).Scan(&cs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	return cs, err
 }
 
-// loadAll reads every table match selects, in a few queries over the databases that hold
+// LoadAll reads every table match selects, in a few queries over the databases that hold
 // one.
-func (s sqlInfo) loadAll(ctx context.Context, match func(db, table string) bool) (map[change.TableID]*schema.TableShape, error) {
-	rows, err := s.db.QueryContext(ctx, tablesQuery+"TABLE_SCHEMA NOT IN "+systemSchemas)
+func (s SQLInfo) LoadAll(ctx context.Context, match func(db, table string) bool) (map[change.TableID]*schema.TableShape, error) {
+	rows, err := s.DB.QueryContext(ctx, tablesQuery+"TABLE_SCHEMA NOT IN "+systemSchemas)
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +229,10 @@ func (s sqlInfo) loadAll(ctx context.Context, match func(db, table string) bool)
 
 // load reads the tables a condition on TABLE_SCHEMA and TABLE_NAME selects (checkCond is the
 // same condition for CHECK_CONSTRAINTS).
-func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond string) (map[change.TableID]*schema.TableShape, error) {
+func (s SQLInfo) load(ctx context.Context, cond string, args []any, checkCond string) (map[change.TableID]*schema.TableShape, error) {
 	infos := map[change.TableID]*schema.TableShape{}
 	charsets := map[change.TableID]string{}
-	err := queryRows(ctx, s.db, tablesQuery+cond, args, func(rows *sql.Rows) error {
+	err := queryRows(ctx, s.DB, tablesQuery+cond, args, func(rows *sql.Rows) error {
 		var id change.TableID
 		var coll string
 		if err := rows.Scan(&id.DB, &id.Table, &coll); err != nil {
@@ -242,7 +244,7 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 	if err != nil {
 		return nil, err
 	}
-	err = queryRows(ctx, s.db, columnsQuery+cond+columnsOrder, args, func(rows *sql.Rows) error {
+	err = queryRows(ctx, s.DB, columnsQuery+cond+columnsOrder, args, func(rows *sql.Rows) error {
 		var id change.TableID
 		var ic schema.InfoColumn
 		if err := rows.Scan(&id.DB, &id.Table, &ic.Name, &ic.DataType, &ic.ColumnType, &ic.Charset, &ic.Scale, &ic.Length, &ic.NotNull, &ic.Comment); err != nil {
@@ -266,7 +268,7 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 	if err != nil {
 		return nil, err
 	}
-	err = queryRows(ctx, s.db, primaryKeyQuery+cond+primaryKeyOrder, args, func(rows *sql.Rows) error {
+	err = queryRows(ctx, s.DB, primaryKeyQuery+cond+primaryKeyOrder, args, func(rows *sql.Rows) error {
 		var id change.TableID
 		var col string
 		if err := rows.Scan(&id.DB, &id.Table, &col); err != nil {
@@ -280,7 +282,7 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 	if err != nil {
 		return nil, err
 	}
-	if s.mariaDB {
+	if s.MariaDB {
 		if err := s.loadChecks(ctx, infos, checkCond, args); err != nil {
 			return nil, err
 		}
@@ -292,7 +294,7 @@ func (s sqlInfo) load(ctx context.Context, cond string, args []any, checkCond st
 }
 
 // loadChecks marks the JSON columns of MariaDB: those a CHECK (json_valid(col)) validates.
-func (s sqlInfo) loadChecks(ctx context.Context, infos map[change.TableID]*schema.TableShape, cond string, args []any) error {
+func (s SQLInfo) loadChecks(ctx context.Context, infos map[change.TableID]*schema.TableShape, cond string, args []any) error {
 	scan := func(rows *sql.Rows) error {
 		var id change.TableID
 		var name, level, clause string
@@ -318,9 +320,9 @@ func (s sqlInfo) loadChecks(ctx context.Context, infos map[change.TableID]*schem
 		info.Checks = append(info.Checks, schema.JSONCheck{Name: name, Columns: cols})
 		return nil
 	}
-	err := queryRows(ctx, s.db, checksQuery+cond, args, scan)
+	err := queryRows(ctx, s.DB, checksQuery+cond, args, scan)
 	if err != nil && strings.Contains(err.Error(), "LEVEL") { // before MariaDB 10.5.10
-		err = queryRows(ctx, s.db, checksQueryNoLevel+cond, args, scan)
+		err = queryRows(ctx, s.DB, checksQueryNoLevel+cond, args, scan)
 	}
 	return err
 }
@@ -339,7 +341,7 @@ func queryRows(ctx context.Context, db *sql.DB, query string, args []any, scan f
 	return rows.Err()
 }
 
-func queryStrings(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
+func QueryStrings(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
 	var out []string
 	err := queryRows(ctx, db, query, args, func(rows *sql.Rows) error {
 		var s string

@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"regexp"
@@ -10,13 +10,13 @@ import (
 
 var createTableDDL = regexp.MustCompile(`(?i)^CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\b`)
 
-// createdTables returns the tables a DDL statement of the binlog, run with default database
+// CreatedTables returns the tables a DDL statement of the binlog, run with default database
 // db, creates: CREATE TABLE (also … LIKE and … SELECT, and MariaDB's CREATE OR REPLACE). A
 // CREATE TABLE IF NOT EXISTS counts only when the history knows that the table did not
 // exist: otherwise it may have existed before the stream's start, with rows that the binlog
 // read does not hold.
-func createdTables(db, query string, view shapeView) []change.TableID {
-	if !createTableDDL.MatchString(stripLeadingComments(query)) {
+func CreatedTables(db, query string, view shapeView) []change.TableID {
+	if !createTableDDL.MatchString(StripLeadingComments(query)) {
 		return nil
 	}
 	stmts, err := parseDDL(query)
@@ -34,7 +34,7 @@ func createdTables(db, query string, view shapeView) []change.TableID {
 			id.DB = db
 		}
 		if s.IfNotExists {
-			if info, known := view.shape(id); !known || info != nil {
+			if info, known := view.Shape(id); !known || info != nil {
 				continue
 			}
 		}

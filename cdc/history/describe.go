@@ -1,4 +1,4 @@
-package cdc
+package history
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func DescribeTable(ctx context.Context, db *sql.DB, id change.TableID, opts Desc
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
 		return nil, fmt.Errorf("cdc: describe %s: %w", id, err)
 	}
-	loader := sqlInfo{db: db, mariaDB: strings.Contains(strings.ToLower(version), "mariadb")}
+	loader := SQLInfo{DB: db, MariaDB: strings.Contains(strings.ToLower(version), "mariadb")}
 	info, err := loader.loadTable(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("cdc: describe %s: %w", id, err)
