@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ingestkit/ingest/cdc/binlog"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
 )
@@ -187,4 +188,10 @@ func defaultDuration(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// streamOptions returns what the stream needs of c.
+func (c *Config) streamOptions() binlog.Options {
+	return binlog.Options{Tables: c.Tables, Created: c.Created, Keyless: c.Keyless, Uncaptured: c.Uncaptured,
+		MaxBatch: c.MaxBatch, Heartbeat: c.Heartbeat, StopAt: c.StopAt, Logger: c.Logger}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/ingestkit/ingest/cdc/binlog"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/history"
 	"github.com/ingestkit/ingest/cdc/schema"
@@ -88,21 +89,21 @@ func (s *Source) Run(ctx context.Context, out chan<- change.Batch) error {
 	cache := history.NewCache(hist, loader, schema.Options{
 		TinyInt1AsBool: !s.cfg.TinyInt1AsNumber, Keys: s.cfg.Keys, Collations: srv.collations,
 	}, s.cfg.Logger)
-	st := newStream(&s.cfg, cache, out, from, gtidKnown)
+	st := binlog.NewStream(s.cfg.streamOptions(), cache, out, from, gtidKnown)
 	if s.cfg.Startup == StartTimestamp && s.cfg.Position.IsZero() {
-		st.startAfter = s.cfg.StartTime.Unix()
+		st.StartAfter = s.cfg.StartTime.Unix()
 	}
-	if st.reached(from) {
+	if st.Reached(from) {
 		// Already caught up. Without a stored history, hand the caller the start position
 		// once, so that it can store it with the history just read (a later run from there
 		// then decodes with the shapes of this point, not of its own start).
 		if len(s.cfg.SchemaHistory) == 0 {
-			_ = st.heartbeat(ctx, true)
+			_ = st.Heartbeat(ctx, true)
 		}
 		return nil
 	}
 	err = s.loop(ctx, srv, st)
-	if ctx.Err() != nil || errors.Is(err, errCaughtUp) {
+	if ctx.Err() != nil || errors.Is(err, binlog.ErrCaughtUp) {
 		return nil
 	}
 	return err
@@ -386,23 +387,23 @@ ORDER BY 1, 2, ORDINAL_POSITION`
 }
 
 // loop connects, streams and reconnects with backoff until ctx ends or a fatal error.
-func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
+func (s *Source) loop(ctx context.Context, srv *server, st *binlog.Stream) error {
 	failures := 0
 	var streamed bool    // a session has delivered events: the server was there
 	var lostAt time.Time // when the current run of failures began
 	for reconnect := false; ; reconnect = true {
 		var progressed bool
-		err := s.recheck(ctx, reconnect, st.delivered)
+		err := s.recheck(ctx, reconnect, st.Delivered)
 		if err == nil {
 			progressed, err = s.session(ctx, srv, st)
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		if errors.Is(err, errCaughtUp) {
+		if errors.Is(err, binlog.ErrCaughtUp) {
 			return err
 		}
-		err = classify(err, st.delivered, s.cfg.ServerID.First)
+		err = classify(err, st.Delivered, s.cfg.ServerID.First)
 		if !IsRetryable(err) {
 			return err
 		}
@@ -419,12 +420,12 @@ func (s *Source) loop(ctx context.Context, srv *server, st *stream) error {
 			// Retried here already: the runner is not to restart the stream over again.
 			return fault.Terminal(err)
 		}
-		s.cfg.Logger.Warn("cdc: binlog connection lost, reconnecting", "error", err, "position", st.delivered.String(),
+		s.cfg.Logger.Warn("cdc: binlog connection lost, reconnecting", "error", err, "position", st.Delivered.String(),
 			"attempt", failures)
 		if err := sleep(ctx, backoff(failures)); err != nil {
 			return nil
 		}
-		st.resume()
+		st.Resume()
 	}
 }
 
@@ -471,29 +472,29 @@ func sleep(ctx context.Context, d time.Duration) error {
 // passed to this one through a channel: a channel hop per event cost about 15% of the CPU
 // of small transactions (four or five events each). This goroutine only waits for the
 // connection to end.
-func (s *Source) session(ctx context.Context, srv *server, st *stream) (progressed bool, err error) {
-	st.pending = schema.NewPendingRows()
+func (s *Source) session(ctx context.Context, srv *server, st *binlog.Stream) (progressed bool, err error) {
+	st.Pending = schema.NewPendingRows()
 	h := &eventHandler{ctx: ctx, src: s, st: st}
 	cfg := s.syncerConfig(srv)
-	cfg.RowsEventDecodeFunc = s.skipUncaptured(st.pending)
+	cfg.RowsEventDecodeFunc = binlog.SkipUncaptured(s.cfg.Tables, st.Pending)
 	cfg.SynchronousEventHandler = h
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
-	dog := newWatchdog(s.readTimeout(), syncer.Close)
-	defer dog.stop()
+	dog := binlog.NewWatchdog(s.readTimeout(), syncer.Close)
+	defer dog.Stop()
 	h.dog, h.syncer = dog, syncer
-	dog.waiting() // for the connection to start; the handler marks the ends of the waits
-	streamer, err := startSync(syncer, st.delivered)
+	dog.Waiting() // for the connection to start; the handler marks the ends of the waits
+	streamer, err := startSync(syncer, st.Delivered)
 	if err != nil {
-		dog.got()
-		return false, dog.explain(err)
+		dog.Got()
+		return false, dog.Explain(err)
 	}
 	_, err = streamer.GetEvent(ctx) // returns only once the connection ends
 	syncer.Close()                  // waits for the handler to return
 	if h.err != nil {
 		return h.progressed, h.err
 	}
-	return h.progressed, dog.explain(err)
+	return h.progressed, dog.Explain(err)
 }
 
 // eventHandler handles the events of one session on go-mysql's reading goroutine. Its
@@ -501,8 +502,8 @@ func (s *Source) session(ctx context.Context, srv *server, st *stream) (progress
 type eventHandler struct {
 	ctx        context.Context
 	src        *Source
-	st         *stream
-	dog        *watchdog
+	st         *binlog.Stream
+	dog        *binlog.Watchdog
 	syncer     *replication.BinlogSyncer
 	progressed bool
 	err        error // the handler's own error, which ended the session
@@ -510,7 +511,7 @@ type eventHandler struct {
 
 // HandleEvent implements replication.EventHandler.
 func (h *eventHandler) HandleEvent(ev *replication.BinlogEvent) error {
-	h.dog.got()
+	h.dog.Got()
 	if !h.progressed && h.src.onConnect != nil {
 		h.src.onConnect(h.syncer.LastConnectionID()) // before the connection's first change
 	}
@@ -518,11 +519,11 @@ func (h *eventHandler) HandleEvent(ev *replication.BinlogEvent) error {
 	if h.src.onEvent != nil {
 		h.src.onEvent(ev)
 	}
-	if err := h.st.handle(h.ctx, ev); err != nil {
+	if err := h.st.Handle(h.ctx, ev); err != nil {
 		h.err = err
 		return err
 	}
-	h.dog.waiting()
+	h.dog.Waiting()
 	return nil
 }
 
@@ -572,29 +573,6 @@ func (s *Source) syncerConfig(srv *server) replication.BinlogSyncerConfig {
 	}
 }
 
-// skipUncaptured returns a rows-event decoder that decodes only the event headers: the rows
-// of captured tables are left undecoded in pending for the stream (see rowimage.go), those
-// of other tables are dropped (Rows stays nil). It runs on go-mysql's reader goroutine, one
-// per connection.
-func (s *Source) skipUncaptured(pending *schema.PendingRows) func(*replication.RowsEvent, []byte) error {
-	captured := map[uint64]bool{}
-	return func(e *replication.RowsEvent, data []byte) error {
-		pos, err := e.DecodeHeader(data)
-		if err != nil {
-			return err
-		}
-		ok, seen := captured[e.TableID]
-		if !seen {
-			ok = s.cfg.Tables(string(e.Table.Schema), string(e.Table.Table))
-			captured[e.TableID] = ok
-		}
-		if ok {
-			pending.Put(e, data[pos:])
-		}
-		return nil
-	}
-}
-
 // MySQL and MariaDB error codes the stream tells apart.
 const (
 	errMasterFatalReadingBinlog = 1236 // the binlog (file or GTID) asked for is not there
@@ -611,12 +589,12 @@ const (
 // retryable connection problems.
 func classify(err error, at binlogpos.Position, serverID uint32) error {
 	if err == nil {
-		return &RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
+		return &binlog.RetryableError{Op: "read binlog", Err: io.ErrUnexpectedEOF}
 	}
 	if errors.As(err, new(*PositionLostError)) || errors.As(err, new(*ServerIDConflictError)) ||
-		errors.As(err, new(*schema.NoPrimaryKeyError)) || errors.As(err, new(*SchemaError)) ||
-		errors.As(err, new(*PreflightError)) || errors.As(err, new(*StatementFormatError)) ||
-		errors.As(err, new(*RetryableError)) {
+		errors.As(err, new(*schema.NoPrimaryKeyError)) || errors.As(err, new(*binlog.SchemaError)) ||
+		errors.As(err, new(*PreflightError)) || errors.As(err, new(*binlog.StatementFormatError)) ||
+		errors.As(err, new(*binlog.RetryableError)) {
 		return err
 	}
 	var me *gomysql.MyError
@@ -631,9 +609,9 @@ func classify(err error, at binlogpos.Position, serverID uint32) error {
 			}
 			return &PositionLostError{Position: at, Err: err}
 		case errConnectionKilled, errServerShutdown, errQueryInterrupted, errTooManyConnections:
-			return &RetryableError{Op: "read binlog", Err: err}
+			return &binlog.RetryableError{Op: "read binlog", Err: err}
 		}
 		return fmt.Errorf("cdc: binlog at %s: %w", at, err)
 	}
-	return &RetryableError{Op: "read binlog at " + at.String(), Err: err}
+	return &binlog.RetryableError{Op: "read binlog at " + at.String(), Err: err}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlog"
 	"github.com/ingestkit/ingest/internal/testenv"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/secrets"
@@ -258,7 +259,7 @@ func TestPreflightPrivateServer(t *testing.T) {
 		}
 		select {
 		case err := <-done:
-			var se *cdc.StatementFormatError
+			var se *binlog.StatementFormatError
 			if !errors.As(err, &se) || !strings.Contains(err.Error(), "SET GLOBAL binlog_format = 'ROW'") {
 				t.Fatalf("streaming past a statement: %v, want a StatementFormatError", err)
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/ingestkit/ingest/cdc"
+	"github.com/ingestkit/ingest/cdc/binlog"
 	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/internal/fault"
 	"github.com/ingestkit/ingest/schemachange"
@@ -30,7 +30,7 @@ func TestRestarting(t *testing.T) {
 	// The snapshot's and the stream's errors, as internal/fault marks them.
 	killed := fault.MySQL(fmt.Errorf("snapshot: app.t chunk (10, 20]: %w", &mysql.MySQLError{Number: 1927, Message: "Connection was killed"}))
 	denied := fault.MySQL(fmt.Errorf("snapshot: connect: %w", &mysql.MySQLError{Number: 1045, Message: "Access denied"}))
-	gaveUp := fault.Terminal(&cdc.RetryableError{Op: "read binlog", Err: errors.New("connection refused")})
+	gaveUp := fault.Terminal(&binlog.RetryableError{Op: "read binlog", Err: errors.New("connection refused")})
 	unmarked := errors.New("decode: bad DATETIME")
 	ok := attempt{running: true}
 	for _, c := range []struct {
@@ -52,7 +52,7 @@ func TestRestarting(t *testing.T) {
 		{"snapshot connection killed at the first start", []attempt{{false, killed}}, 1, killed},
 		{"password refused at a restart", []attempt{{true, killed}, {false, denied}}, 2, denied},
 		{"stream gave up reconnecting", []attempt{{true, gaveUp}}, 1, gaveUp},
-		{"stream lost before its own retries", []attempt{{true, &cdc.RetryableError{Op: "connect", Err: errors.New("refused")}}, ok}, 2, nil},
+		{"stream lost before its own retries", []attempt{{true, &binlog.RetryableError{Op: "connect", Err: errors.New("refused")}}, ok}, 2, nil},
 		{"unmarked is terminal", []attempt{{true, unmarked}}, 1, unmarked},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,6 @@
 // domain, MySQL GTID sets), with a text form that round-trips through [ParsePosition], and
 // the GTID arithmetic the stream and the checks need (gtidset.go).
 //
-// It is the lowest floor of the source: it imports nothing of ingest, and every other
-// package of cdc may import it (see cdc/doc.go for the floors).
+// It stands on the first floor of the source: it imports nothing of ingest, and every
+// package of cdc above it may import it (see cdc/doc.go for the floors).
 package binlogpos

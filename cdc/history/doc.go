@@ -16,7 +16,7 @@
 //     meets, built from its TABLE_MAP event and the history, and rebuilt after DDL; [SQLInfo]
 //     reads shapes from information_schema; describe.go: [DescribeTable] for the snapshot.
 //
-// It stands on the third floor of the source, above cdc/schema and cdc/binlogpos (see
+// It stands on the second floor of the source, above cdc/schema and cdc/binlogpos (see
 // cdc/doc.go for the floors). A History is changed by the stream goroutine and encoded from
 // any goroutine (it holds a mutex); a Cache is owned by the stream goroutine.
 package history

@@ -20,6 +20,6 @@
 //     (charmaps.txt) and corrections (mbmaps.txt).
 //   - errors.go: the tables a pipeline cannot key ([NoPrimaryKeyError], [NullableKeyError]).
 //
-// It stands on the second floor of the source, above cdc/binlogpos (see cdc/doc.go for the
-// floors).
+// It stands on the first floor of the source, beside cdc/binlogpos, and imports no other
+// package of cdc (see cdc/doc.go for the floors).
 package schema

@@ -10,8 +10,8 @@
 // reader's exhausted retries are terminal, though each failure was retryable). An error
 // without any mark is terminal: the supervisor restarts only what someone said may pass.
 //
-// Error types that know their own class implement [Classified] (cdc.RetryableError,
-// upsert.Error) instead of being wrapped.
+// Error types that know their own class implement [Classified] (the RetryableError of
+// cdc/binlog, upsert.Error) instead of being wrapped.
 package fault
 
 import (

@@ -15,7 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// selfClassified is an error type that knows its class, as cdc.RetryableError does.
+// selfClassified is an error type that knows its class, as binlog.RetryableError (cdc/binlog) does.
 type selfClassified struct{ retry bool }
 
 func (e selfClassified) Error() string { return "self" }

@@ -1,4 +1,4 @@
-package cdc
+package binlog
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -18,17 +19,17 @@ import (
 	"github.com/ingestkit/ingest/change"
 )
 
-// stream turns binlog events into batches, one source transaction at a time. It is owned
+// Stream turns binlog events into batches, one source transaction at a time. It is owned
 // by the goroutine running Source.Run and survives reconnects: delivered is where a new
 // connection resumes, and skip drops the changes of a half-delivered transaction that the
 // new connection replays.
-type stream struct {
-	cfg   *Config
+type Stream struct {
+	cfg   Options
 	cache *history.Cache
 	out   chan<- change.Batch
 	now   func() time.Time
 
-	delivered binlogpos.Position // after the last transaction whose End batch was sent (or skipped)
+	Delivered binlogpos.Position // after the last transaction whose End batch was sent (or skipped)
 	cur       binlogpos.Position // file/offset of the next event; GTIDs as of the last complete transaction
 	gtidKnown bool               // cur's GTID form covers every domain, so it can be resumed from
 
@@ -43,8 +44,8 @@ type stream struct {
 	eventTime  uint32
 	tables     map[uint64]*mappedTable // binlog table id → captured table; nil value: not captured
 	maps       map[uint64]*seenMap     // the table maps of earlier transactions, to reuse
-	startAfter int64                   // StartTimestamp: transactions committed before (unix s) are skipped
-	pending    *schema.PendingRows     // the undecoded rows of the connection's captured tables
+	StartAfter int64                   // StartTimestamp: transactions committed before (unix s) are skipped
+	Pending    *schema.PendingRows     // the undecoded rows of the connection's captured tables
 
 	lastBeat time.Time // when the last batch was sent
 	sentPos  string    // the position of the last End batch sent
@@ -81,25 +82,38 @@ type mysqlGTID struct {
 	gno int64
 }
 
-func newStream(cfg *Config, cache *history.Cache, out chan<- change.Batch, from binlogpos.Position, gtidKnown bool) *stream {
-	return &stream{cfg: cfg, cache: cache, out: out, now: time.Now, delivered: from, cur: from,
+// streamOptions is what a stream needs of the source's configuration; each field has the
+// meaning of cdc.Config's field of the same name (cdc/config.go).
+type Options struct {
+	Tables     func(db, table string) bool
+	Created    func(id change.TableID, at binlogpos.Position)
+	Keyless    func(id change.TableID, rows bool) error
+	Uncaptured func(id change.TableID)
+	MaxBatch   int
+	Heartbeat  time.Duration
+	StopAt     binlogpos.Position
+	Logger     *slog.Logger
+}
+
+func NewStream(cfg Options, cache *history.Cache, out chan<- change.Batch, from binlogpos.Position, gtidKnown bool) *Stream {
+	return &Stream{cfg: cfg, cache: cache, out: out, now: time.Now, Delivered: from, cur: from,
 		gtidKnown: gtidKnown, tables: map[uint64]*mappedTable{}, maps: map[uint64]*seenMap{}}
 }
 
-// resume prepares for a new connection from s.delivered: the open transaction, if any, is
+// Resume prepares for a new connection from s.delivered: the open transaction, if any, is
 // replayed from its start and its changes already sent are skipped.
-func (s *stream) resume() {
+func (s *Stream) Resume() {
 	s.skip = s.emitted
 	s.emitted = 0
-	s.cur = s.delivered
+	s.cur = s.Delivered
 	s.inTxn = false
 	s.batch = s.batch[:0]
 	clear(s.tables)
 	clear(s.maps) // table ids are the server's: a restarted server reuses them
 }
 
-// handle processes one event. It blocks while out is full.
-func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error {
+// Handle processes one event. It blocks while out is full.
+func (s *Stream) Handle(ctx context.Context, ev *replication.BinlogEvent) error {
 	h := ev.Header
 	if h.Timestamp != 0 {
 		s.eventTime = h.Timestamp
@@ -141,7 +155,7 @@ func (s *stream) handle(ctx context.Context, ev *replication.BinlogEvent) error 
 	}
 	s.advance(h)
 	if isHeartbeat(h) && !s.inTxn {
-		return s.heartbeat(ctx, false)
+		return s.Heartbeat(ctx, false)
 	}
 	return nil
 }
@@ -161,7 +175,7 @@ func mariaDBGTID(ev *replication.BinlogEvent) (binlogpos.GTID, byte) {
 
 // advance moves the file offset past the event (LogPos is the end of the event; 0 on
 // artificial events).
-func (s *stream) advance(h *replication.EventHeader) {
+func (s *Stream) advance(h *replication.EventHeader) {
 	if h.LogPos != 0 && !isHeartbeat(h) {
 		s.cur.Offset = h.LogPos
 	}
@@ -171,7 +185,7 @@ func isHeartbeat(h *replication.EventHeader) bool {
 	return h.EventType == replication.HEARTBEAT_EVENT || h.EventType == replication.HEARTBEAT_LOG_EVENT_V2
 }
 
-func (s *stream) begin(h *replication.EventHeader) {
+func (s *Stream) begin(h *replication.EventHeader) {
 	s.inTxn, s.standalone = true, false
 	s.txnGTID, s.txnMySQL = binlogpos.GTID{}, mysqlGTID{}
 	s.advance(h)
@@ -179,7 +193,7 @@ func (s *stream) begin(h *replication.EventHeader) {
 
 // gtidList takes the GTID state at the start of a binlog file when the stream does not
 // know it yet (a start by file and offset): the last GTID of each domain.
-func (s *stream) gtidList(e *replication.MariadbGTIDListEvent) {
+func (s *Stream) gtidList(e *replication.MariadbGTIDListEvent) {
 	if s.gtidKnown {
 		return
 	}
@@ -196,7 +210,7 @@ func (s *stream) gtidList(e *replication.MariadbGTIDListEvent) {
 	}
 	s.cur.MariaDB, s.gtidKnown = set, true
 	if !s.inTxn {
-		s.delivered.MariaDB = set
+		s.Delivered.MariaDB = set
 	}
 }
 
@@ -209,7 +223,7 @@ func gtidIndex(set []binlogpos.GTID, domain uint32) int {
 	return -1
 }
 
-func (s *stream) previousGTIDs(e *replication.PreviousGTIDsEvent) {
+func (s *Stream) previousGTIDs(e *replication.PreviousGTIDsEvent) {
 	if s.gtidKnown {
 		return
 	}
@@ -221,7 +235,7 @@ func (s *stream) previousGTIDs(e *replication.PreviousGTIDsEvent) {
 // tableMap maps a table id of the transaction to its captured table (or to nil). A table
 // mapped alike by an earlier transaction keeps its plan, as long as the schema cache still
 // describes it with the same Table (a DDL replaces it).
-func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) error {
+func (s *Stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) error {
 	seen := s.maps[tm.TableID]
 	if seen == nil || !seen.same(tm) {
 		seen = &seenMap{schema: bytes.Clone(tm.Schema), table: bytes.Clone(tm.Table),
@@ -237,7 +251,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 		}
 		return nil
 	}
-	t, err := s.cache.FromTableMap(ctx, tm, s.delivered)
+	t, err := s.cache.FromTableMap(ctx, tm, s.Delivered)
 	if id := (change.TableID{DB: string(tm.Schema), Table: string(tm.Table)}); err != nil {
 		if !errors.As(err, new(*schema.NoPrimaryKeyError)) || s.cfg.Keyless == nil {
 			return s.schemaError(id, err)
@@ -258,7 +272,7 @@ func (s *stream) tableMap(ctx context.Context, tm *replication.TableMapEvent) er
 	return nil
 }
 
-func (s *stream) schemaError(id change.TableID, err error) error {
+func (s *Stream) schemaError(id change.TableID, err error) error {
 	if errors.As(err, new(*schema.NoPrimaryKeyError)) {
 		return err
 	}
@@ -267,9 +281,9 @@ func (s *stream) schemaError(id change.TableID, err error) error {
 
 // rows converts a rows event of a captured table into changes. The rows are in s.pending
 // (undecoded), or in e.Rows when go-mysql decoded them.
-func (s *stream) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {
+func (s *Stream) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {
 	s.advance(h)
-	data, pending := s.pending.Take(e)
+	data, pending := s.Pending.Take(e)
 	t := s.tables[e.TableID]
 	if t == nil || !pending && e.Rows == nil {
 		return nil
@@ -365,7 +379,7 @@ func decodeRow(t *schema.Table, image []any, row change.Row) (change.Row, error)
 }
 
 // add appends a change to the open transaction, sending a partial batch when full.
-func (s *stream) add(ctx context.Context, c change.Change) error {
+func (s *Stream) add(ctx context.Context, c change.Change) error {
 	if s.skip > 0 {
 		s.skip--
 		s.emitted++
@@ -388,11 +402,11 @@ func (s *stream) add(ctx context.Context, c change.Change) error {
 }
 
 // skipping reports whether the open transaction is before the StartTimestamp instant.
-func (s *stream) skipping() bool {
-	return s.startAfter != 0 && int64(s.eventTime) < s.startAfter
+func (s *Stream) skipping() bool {
+	return s.StartAfter != 0 && int64(s.eventTime) < s.StartAfter
 }
 
-func (s *stream) commitTime() time.Time {
+func (s *Stream) commitTime() time.Time {
 	if s.eventTime == 0 {
 		return time.Time{} // no event read yet (a heartbeat at the start position)
 	}
@@ -400,7 +414,7 @@ func (s *stream) commitTime() time.Time {
 }
 
 // query handles a QueryEvent: the BEGIN and COMMIT of non-transactional tables, and DDL.
-func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
+func (s *Stream) query(ctx context.Context, e *replication.QueryEvent) error {
 	switch history.ClassifyQuery(string(e.Query)) {
 	case history.QueryBegin:
 		s.inTxn = true
@@ -416,7 +430,7 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 		// Rows written as a statement cannot be read; skipping them would lose them.
 		id, known := history.DMLTable(string(e.Schema), string(e.Query))
 		if !known || s.cfg.Tables(id.DB, id.Table) {
-			return &StatementFormatError{Table: id, Position: s.delivered, Statement: string(e.Query)}
+			return &StatementFormatError{Table: id, Position: s.Delivered, Statement: string(e.Query)}
 		}
 	}
 	if !s.inTxn || s.standalone {
@@ -427,7 +441,7 @@ func (s *stream) query(ctx context.Context, e *replication.QueryEvent) error {
 
 // ddl applies a DDL statement to the schema history and adds a SchemaChange for each
 // captured table it changed (schemachanges.go).
-func (s *stream) ddl(ctx context.Context, db, query string) error {
+func (s *Stream) ddl(ctx context.Context, db, query string) error {
 	at := s.endPosition()
 	if s.cfg.Created != nil {
 		for _, id := range history.CreatedTables(db, query, s.cache.Hist) {
@@ -452,7 +466,7 @@ func (s *stream) ddl(ctx context.Context, db, query string) error {
 
 // endPosition is the position after the open transaction once its last event has been
 // handled: what commit stores.
-func (s *stream) endPosition() binlogpos.Position {
+func (s *Stream) endPosition() binlogpos.Position {
 	pos := s.cur
 	if !s.gtidKnown {
 		pos.MariaDB, pos.MySQL = nil, ""
@@ -469,18 +483,18 @@ func (s *stream) endPosition() binlogpos.Position {
 
 // commit ends the open transaction: the position moves past it and, when it changed
 // captured tables, the End batch is sent.
-func (s *stream) commit(ctx context.Context) error {
+func (s *Stream) commit(ctx context.Context) error {
 	pos := s.endPosition()
 	if s.gtidKnown {
 		s.cur.MariaDB, s.cur.MySQL = pos.MariaDB, pos.MySQL
 	}
 	hadChanges := len(s.batch) > 0 || s.emitted > 0
 	s.inTxn, s.standalone, s.skip = false, false, 0
-	s.delivered = pos
+	s.Delivered = pos
 	clear(s.tables)
-	done := s.reached(pos)
+	done := s.Reached(pos)
 	if !hadChanges {
-		if err := s.heartbeat(ctx, done); err != nil {
+		if err := s.Heartbeat(ctx, done); err != nil {
 			return err
 		}
 	} else {
@@ -491,16 +505,16 @@ func (s *stream) commit(ctx context.Context) error {
 		}
 	}
 	if done {
-		return errCaughtUp
+		return ErrCaughtUp
 	}
 	return nil
 }
 
-// errCaughtUp ends a stream that has reached Config.StopAt.
-var errCaughtUp = errors.New("cdc: caught up")
+// ErrCaughtUp ends a stream that has reached Config.StopAt.
+var ErrCaughtUp = errors.New("cdc: caught up")
 
-// reached reports whether pos is at or past Config.StopAt.
-func (s *stream) reached(pos binlogpos.Position) bool {
+// Reached reports whether pos is at or past Config.StopAt.
+func (s *Stream) Reached(pos binlogpos.Position) bool {
 	if s.cfg.StopAt.IsZero() {
 		return false
 	}
@@ -508,17 +522,17 @@ func (s *stream) reached(pos binlogpos.Position) bool {
 	return ok && c >= 0
 }
 
-// heartbeat sends an empty End batch with the delivered position when it is due: the
+// Heartbeat sends an empty End batch with the delivered position when it is due: the
 // position moved and nothing was sent for a heartbeat interval.
-func (s *stream) heartbeat(ctx context.Context, force bool) error {
-	pos := s.delivered.String()
+func (s *Stream) Heartbeat(ctx context.Context, force bool) error {
+	pos := s.Delivered.String()
 	if pos == s.sentPos || (!force && s.now().Sub(s.lastBeat) < s.cfg.Heartbeat) {
 		return nil
 	}
-	return s.send(ctx, change.Batch{CommitTime: s.commitTime(), End: true, Position: []byte(pos), Mark: s.delivered})
+	return s.send(ctx, change.Batch{CommitTime: s.commitTime(), End: true, Position: []byte(pos), Mark: s.Delivered})
 }
 
-func (s *stream) send(ctx context.Context, b change.Batch) error {
+func (s *Stream) send(ctx context.Context, b change.Batch) error {
 	select {
 	case s.out <- b: // room at once: no select over the context (one-row transactions)
 	default:
@@ -533,4 +547,27 @@ func (s *stream) send(ctx context.Context, b change.Batch) error {
 		s.sentPos = string(b.Position)
 	}
 	return nil
+}
+
+// SkipUncaptured returns a rows-event decoder that decodes only the event headers: the rows
+// of tables that tables captures are left undecoded in pending for the stream (see rowimage.go), those
+// of other tables are dropped (Rows stays nil). It runs on go-mysql's reader goroutine, one
+// per connection.
+func SkipUncaptured(tables func(db, table string) bool, pending *schema.PendingRows) func(*replication.RowsEvent, []byte) error {
+	captured := map[uint64]bool{}
+	return func(e *replication.RowsEvent, data []byte) error {
+		pos, err := e.DecodeHeader(data)
+		if err != nil {
+			return err
+		}
+		ok, seen := captured[e.TableID]
+		if !seen {
+			ok = tables(string(e.Table.Schema), string(e.Table.Table))
+			captured[e.TableID] = ok
+		}
+		if ok {
+			pending.Put(e, data[pos:])
+		}
+		return nil
+	}
 }

@@ -1,4 +1,4 @@
-package cdc
+package binlog
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/internal/fault"
 )
 
 // TestCompressedTransactionStops: a MySQL compressed transaction (TRANSACTION_PAYLOAD_EVENT)
@@ -17,17 +18,17 @@ import (
 // with its rows.
 func TestCompressedTransactionStops(t *testing.T) {
 	from := binlogpos.Position{File: "binlog.000007", Offset: 1200}
-	s := newStream(&Config{}, nil, make(chan change.Batch, 1), from, false)
+	s := NewStream(Options{}, nil, make(chan change.Batch, 1), from, false)
 	ev := &replication.BinlogEvent{
 		Header: &replication.EventHeader{EventType: replication.TRANSACTION_PAYLOAD_EVENT, LogPos: 5000, Timestamp: 1},
 		Event:  &replication.TransactionPayloadEvent{},
 	}
-	err := s.handle(context.Background(), ev)
+	err := s.Handle(context.Background(), ev)
 	var ce *CompressedTransactionError
 	if !errors.As(err, &ce) {
 		t.Fatalf("handle = %v, want a CompressedTransactionError", err)
 	}
-	if IsRetryable(err) {
+	if fault.IsRetryable(err) {
 		t.Error("a compressed transaction is retryable; retrying cannot read it")
 	}
 	if ce.Position.String() != from.String() || s.cur.String() != from.String() {

@@ -1,4 +1,4 @@
-package cdc
+package binlog
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // before it (change.DDL). A table whose shape changed gets its new shape (a table created,
 // or renamed onto the name, has no previous shape); a table dropped or renamed away, and a
 // table truncated, get their last shape.
-func (s *stream) schemaChanges(db, query string, at binlogpos.Position, ids []change.TableID) ([]change.Change, error) {
+func (s *Stream) schemaChanges(db, query string, at binlogpos.Position, ids []change.TableID) ([]change.Change, error) {
 	var captured, dropped []change.TableID
 	for _, id := range ids {
 		if !s.cfg.Tables(id.DB, id.Table) {

@@ -1,4 +1,4 @@
-package cdc
+package binlog
 
 import (
 	"bytes"
@@ -80,8 +80,7 @@ func buildTestTable(cols []testColumn) (*testTable, error) {
 	tt.parser.SetFlavor(mysql.MariaDBFlavor)
 	tt.parser.SetParseTime(true)
 	tt.parser.SetTimestampStringLocation(time.UTC)
-	src := &Source{cfg: Config{Tables: func(string, string) bool { return true }}}
-	tt.parser.SetRowsEventDecodeFunc(src.skipUncaptured(tt.pending))
+	tt.parser.SetRowsEventDecodeFunc(SkipUncaptured(func(string, string) bool { return true }, tt.pending))
 	if _, err := tt.parser.Parse(formatDescriptionEvent()); err != nil {
 		return nil, fmt.Errorf("format description: %w", err)
 	}
@@ -855,8 +854,7 @@ func compressRows(images []byte) []byte {
 // alone.
 func TestRowImageUncaptured(t *testing.T) {
 	tt := newTestTable(t, []testColumn{{tp: mysql.MYSQL_TYPE_LONG}})
-	src := &Source{cfg: Config{Tables: func(string, string) bool { return false }}}
-	tt.parser.SetRowsEventDecodeFunc(src.skipUncaptured(tt.pending))
+	tt.parser.SetRowsEventDecodeFunc(SkipUncaptured(func(string, string) bool { return false }, tt.pending))
 	if _, _, err := tt.parse(replication.WRITE_ROWS_EVENTv2, image(le(1, 4))); err == nil {
 		t.Fatal("the rows of a table that is not captured were kept")
 	}
