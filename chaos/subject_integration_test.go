@@ -413,7 +413,11 @@ func (s *subject) storedProgress() *storedCheckpoint {
 	if s.cfg.guarantee != exactlyOnce {
 		return s.stored()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A run killed inside a transaction leaves it open, and it holds back read_committed
+	// readers of the state topic until the coordinator aborts it: after the transaction
+	// timeout (franz-go's 40 s, the pipeline sets none) and the broker's cleanup interval (1 s
+	// in scripts/services). Wait longer than both.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	st, err := upsert.ReadState(ctx, []kgo.Opt{kgo.SeedBrokers(s.svc.KafkaAddr)}, upsert.DefaultStateTopic, s.name)
 	if err != nil {
