@@ -82,7 +82,7 @@ type mysqlGTID struct {
 	gno int64
 }
 
-// streamOptions is what a stream needs of the source's configuration; each field has the
+// Options is what a stream needs of the source's configuration; each field has the
 // meaning of cdc.Config's field of the same name (cdc/config.go).
 type Options struct {
 	Tables     func(db, table string) bool

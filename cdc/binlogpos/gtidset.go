@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// A MySQL GTID set ("uuid:1-5:7,uuid2:1-3") as a map from source uuid (lower case, with an
-// optional ":tag" of MySQL 8.4) to sorted, merged, half-open intervals.
+// MySQLGTIDSet is a MySQL GTID set ("uuid:1-5:7,uuid2:1-3") as a map from source uuid
+// (lower case, with an optional ":tag" of MySQL 8.4) to sorted, merged, half-open intervals.
 type MySQLGTIDSet map[string][]interval
 
 // interval is [start, stop): MySQL's "1-5" is {1, 6}.
