@@ -476,7 +476,7 @@ func (s *Source) session(ctx context.Context, srv *server, st *binlog.Stream) (p
 	st.Pending = schema.NewPendingRows()
 	h := &eventHandler{ctx: ctx, src: s, st: st}
 	cfg := s.syncerConfig(srv)
-	cfg.RowsEventDecodeFunc = binlog.SkipUncaptured(s.cfg.Tables, st.Pending)
+	cfg.RowsEventDecodeFunc = schema.SkipUncaptured(s.cfg.Tables, st.Pending)
 	cfg.SynchronousEventHandler = h
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()

@@ -95,6 +95,9 @@ type Options struct {
 	Logger     *slog.Logger
 }
 
+// NewStream returns a stream that sends its batches to out, from position from of the
+// binlog; gtidKnown says the position's GTID form is complete (a new connection may resume
+// from it). The tables are described through cache.
 func NewStream(cfg Options, cache *history.Cache, out chan<- change.Batch, from binlogpos.Position, gtidKnown bool) *Stream {
 	return &Stream{cfg: cfg, cache: cache, out: out, now: time.Now, Delivered: from, cur: from,
 		gtidKnown: gtidKnown, tables: map[uint64]*mappedTable{}, maps: map[uint64]*seenMap{}}
@@ -295,7 +298,7 @@ func (s *Stream) rows(ctx context.Context, h *replication.EventHeader, e *replic
 	case replication.EnumRowsEventTypeDelete:
 		op = change.Delete
 	}
-	vals, err := decodeImages(h, e, t, data, pending, step)
+	vals, err := schema.DecodeImages(h, e, t.Table, t.plan, data, pending, step)
 	if err != nil {
 		return s.schemaError(t.Schema.Table, err)
 	}
@@ -316,66 +319,6 @@ func (s *Stream) rows(ctx context.Context, h *replication.EventHeader, e *replic
 		}
 	}
 	return nil
-}
-
-// decodeImages returns the values of every row image of a rows event in one block (its rows
-// are clipped slices of it), len(t.Columns) per image. Pending rows (data) are decoded by
-// t's plan when it handles the event, else by go-mysql; go-mysql's values are converted with
-// FromBinlog.
-func decodeImages(h *replication.EventHeader, e *replication.RowsEvent, t *mappedTable, data []byte,
-	pending bool, step int) ([]change.Value, error) {
-	if pending && t.plan.Matches(h.EventType, e) {
-		vals, err := t.plan.Decode(data, step == 2)
-		if !errors.Is(err, schema.ErrFallback) {
-			return vals, err
-		}
-	}
-	if pending {
-		if err := e.DecodeData(0, data); err != nil {
-			return nil, fmt.Errorf("decode rows: %w", err)
-		}
-	}
-	if err := FullImages(e); err != nil {
-		return nil, err
-	}
-	n := len(t.Columns)
-	vals := make([]change.Value, len(e.Rows)/step*step*n)
-	for i := range len(e.Rows) / step * step {
-		if _, err := decodeRow(t.Table, e.Rows[i], vals[i*n:(i+1)*n:(i+1)*n]); err != nil {
-			return nil, err
-		}
-	}
-	return vals, nil
-}
-
-// FullImages returns an error when a rows event decoded by go-mysql leaves columns out of a
-// row image (binlog_row_image MINIMAL or NOBLOB): go-mysql leaves them nil, which would read
-// as NULL.
-func FullImages(e *replication.RowsEvent) error {
-	for _, skipped := range e.SkippedColumns {
-		if len(skipped) > 0 {
-			return fmt.Errorf("the row image lacks %d of the table's %d columns (binlog_row_image is MINIMAL or NOBLOB): "+
-				"set binlog_row_image = FULL globally and in the server configuration, then re-snapshot the tables changed meanwhile",
-				len(skipped), e.ColumnCount)
-		}
-	}
-	return nil
-}
-
-// decodeRow converts one row image into row, which has a value per column of t. The image
-// must hold every column (binlog_row_image=FULL).
-func decodeRow(t *schema.Table, image []any, row change.Row) (change.Row, error) {
-	if len(image) != len(t.Columns) {
-		return nil, fmt.Errorf("row has %d columns, the table %d", len(image), len(t.Columns))
-	}
-	for i := range image {
-		v, err := t.Columns[i].FromBinlog(image[i])
-		if err != nil {
-			return nil, err
-		}
-		row[i] = v
-	}
-	return row, nil
 }
 
 // add appends a change to the open transaction, sending a partial batch when full.
@@ -547,27 +490,4 @@ func (s *Stream) send(ctx context.Context, b change.Batch) error {
 		s.sentPos = string(b.Position)
 	}
 	return nil
-}
-
-// SkipUncaptured returns a rows-event decoder that decodes only the event headers: the rows
-// of tables that tables captures are left undecoded in pending for the stream (see rowimage.go), those
-// of other tables are dropped (Rows stays nil). It runs on go-mysql's reader goroutine, one
-// per connection.
-func SkipUncaptured(tables func(db, table string) bool, pending *schema.PendingRows) func(*replication.RowsEvent, []byte) error {
-	captured := map[uint64]bool{}
-	return func(e *replication.RowsEvent, data []byte) error {
-		pos, err := e.DecodeHeader(data)
-		if err != nil {
-			return err
-		}
-		ok, seen := captured[e.TableID]
-		if !seen {
-			ok = tables(string(e.Table.Schema), string(e.Table.Table))
-			captured[e.TableID] = ok
-		}
-		if ok {
-			pending.Put(e, data[pos:])
-		}
-		return nil
-	}
 }

@@ -24,6 +24,7 @@ func NormalizeMySQLGTIDSet(s string) (string, error) {
 	return set.String(), nil
 }
 
+// ParseMySQLGTIDSet parses the text of a MySQL GTID set; empty text is the empty set.
 func ParseMySQLGTIDSet(s string) (MySQLGTIDSet, error) {
 	set := MySQLGTIDSet{}
 	s = strings.Join(strings.Fields(s), "")

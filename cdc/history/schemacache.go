@@ -341,6 +341,7 @@ func queryRows(ctx context.Context, db *sql.DB, query string, args []any, scan f
 	return rows.Err()
 }
 
+// QueryStrings runs a query that returns one string column and returns its values.
 func QueryStrings(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
 	var out []string
 	err := queryRows(ctx, db, query, args, func(rows *sql.Rows) error {

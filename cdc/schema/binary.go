@@ -28,7 +28,7 @@ import (
 func (c *Column) FromBinary(b []byte) (change.Value, error) {
 	v, err := c.fromBinary(b)
 	if err != nil {
-		return change.Value{}, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.Class, b, err)
+		return change.Value{}, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.class, b, err)
 	}
 	return v, nil
 }
@@ -36,7 +36,7 @@ func (c *Column) FromBinary(b []byte) (change.Value, error) {
 // BinaryForm reports whether the binary protocol sends the column's values in a fixed form
 // (FromBinary) rather than as text (FromText).
 func (c *Column) BinaryForm() bool {
-	switch c.Class {
+	switch c.class {
 	case ClassInt, ClassBool, ClassYear, ClassFloat, ClassDouble, ClassDate, ClassDateTime, ClassTimestamp, ClassTime:
 		return true
 	}
@@ -49,7 +49,7 @@ var (
 )
 
 func (c *Column) fromBinary(b []byte) (change.Value, error) {
-	switch c.Class {
+	switch c.class {
 	case ClassInt, ClassBool, ClassYear:
 		n, ok := c.binaryInt(b)
 		if !ok {
@@ -88,7 +88,7 @@ func (c *Column) fromBinary(b []byte) (change.Value, error) {
 // binaryInt reads an integer of 1, 2, 4 or 8 bytes (YEAR: 2), sign-extended unless the
 // column is unsigned, as uint64 bits.
 func (c *Column) binaryInt(b []byte) (uint64, bool) {
-	if c.Class == ClassYear { // 2 bytes, 0 or 1901…2155
+	if c.class == ClassYear { // 2 bytes, 0 or 1901…2155
 		if len(b) != 2 {
 			return 0, false
 		}
@@ -144,11 +144,11 @@ func binaryDateTime(b []byte) (dateTime, bool) {
 // instant); zero parts give Null.
 func (c *Column) fromDateTime(d dateTime) change.Value {
 	switch {
-	case c.Class == ClassDate:
+	case c.class == ClassDate:
 		return change.DateValue(d.year, d.month, d.day)
 	case d.year == 0 || d.month == 0 || d.day == 0:
 		return change.Value{}
-	case c.Class == ClassTimestamp:
+	case c.class == ClassTimestamp:
 		t := time.Date(d.year, time.Month(d.month), d.day, d.hour, d.minute, d.second, d.micro*1000, time.UTC)
 		return change.TimestampValue(t.UnixMicro())
 	}
@@ -184,19 +184,19 @@ func binaryTime(b []byte) (int64, bool) {
 func (c *Column) BinaryText(b []byte) ([]byte, error) {
 	out, err := c.binaryText(b)
 	if err != nil {
-		return nil, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.Class, b, err)
+		return nil, fmt.Errorf("column %s (%s): binary value % x: %w", c.Name, c.class, b, err)
 	}
 	return out, nil
 }
 
 func (c *Column) binaryText(b []byte) ([]byte, error) {
-	switch c.Class {
+	switch c.class {
 	case ClassInt, ClassBool, ClassYear:
 		n, ok := c.binaryInt(b)
 		switch {
 		case !ok:
 			return nil, errBinaryLength
-		case c.Class == ClassYear:
+		case c.class == ClassYear:
 			return fmt.Appendf(nil, "%04d", n), nil
 		case c.Unsigned:
 			return strconv.AppendUint(nil, n, 10), nil
@@ -208,7 +208,7 @@ func (c *Column) binaryText(b []byte) ([]byte, error) {
 			return nil, errBinaryLength
 		}
 		out := fmt.Appendf(nil, "%04d-%02d-%02d", d.year, d.month, d.day)
-		if c.Class == ClassDate {
+		if c.class == ClassDate {
 			return out, nil
 		}
 		out = fmt.Appendf(out, " %02d:%02d:%02d", d.hour, d.minute, d.second)

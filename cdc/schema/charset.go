@@ -10,12 +10,12 @@ import (
 	"golang.org/x/text/encoding"
 )
 
-// BinaryCollation is the id of the "binary" collation: BINARY, VARBINARY and BLOB columns.
-const BinaryCollation = 63
+// binaryCollation is the id of the "binary" collation: BINARY, VARBINARY and BLOB columns.
+const binaryCollation = 63
 
-// KnownCollations maps the collation ids that are the same on MySQL and MariaDB to their
+// knownCollations maps the collation ids that are the same on MySQL and MariaDB to their
 // character set. The source completes it from information_schema.COLLATIONS on connect.
-var KnownCollations = map[uint64]string{
+var knownCollations = map[uint64]string{
 	1: "big5", 3: "dec8", 4: "cp850", 5: "latin1", 6: "hp8", 7: "koi8r", 8: "latin1", 9: "latin2",
 	10: "swe7", 11: "ascii", 12: "ujis", 13: "sjis", 14: "cp1251", 15: "latin1", 16: "hebrew",
 	18: "tis620", 19: "euckr", 20: "latin7", 21: "latin2", 22: "koi8u", 23: "cp1251", 24: "gb2312",
@@ -45,19 +45,19 @@ func charsetFor(collations map[uint64]string, id uint64) string {
 		}
 		return "utf8mb4"
 	}
-	return KnownCollations[id]
+	return knownCollations[id]
 }
 
 // decoder turns the bytes of a column's character set into UTF-8.
 type decoder interface {
-	Decode(b []byte) ([]byte, error)
+	decode(b []byte) ([]byte, error)
 }
 
-// DecoderFor returns the decoder of a character set, or nil when the bytes are already
+// decoderFor returns the decoder of a character set, or nil when the bytes are already
 // UTF-8 (utf8mb3, utf8mb4) or binary. The single-byte sets decode with the server's own
 // tables (charmaps.txt); the multi-byte ones with golang.org/x/text and the server's
 // corrections (charset_multibyte.go).
-func DecoderFor(charset string) (decoder, error) {
+func decoderFor(charset string) (decoder, error) {
 	cs := strings.ToLower(charset)
 	switch cs {
 	case "", "utf8", "utf8mb3", "utf8mb4", "binary":
@@ -66,31 +66,31 @@ func DecoderFor(charset string) (decoder, error) {
 	if t := charmaps[cs]; t != nil {
 		return t, nil
 	}
-	enc := XtextEncodings[cs]
+	enc := xtextEncodings[cs]
 	switch {
 	case enc == nil:
 		return nil, fmt.Errorf("character set %s is not supported", charset)
 	case mbmaps[cs] != nil:
 		return mbDecoder{enc: enc, fixes: mbmaps[cs], seqLen: seqLens[cs]}, nil
 	}
-	return XtextDecoder{enc}, nil
+	return xtextDecoder{enc}, nil
 }
 
-type XtextDecoder struct{ Enc encoding.Encoding }
+type xtextDecoder struct{ enc encoding.Encoding }
 
-func (d XtextDecoder) Decode(b []byte) ([]byte, error) {
-	return d.Enc.NewDecoder().Bytes(b)
+func (d xtextDecoder) decode(b []byte) ([]byte, error) {
+	return d.enc.NewDecoder().Bytes(b)
 }
 
-// CharmapsText holds the server's table of every single-byte character set (see its header);
+// charmapsText holds the server's table of every single-byte character set (see its header);
 // TestCharmapsMatchServer (charset_integration_test.go) writes it from the server.
 //
 //go:embed charmaps.txt
-var CharmapsText string
+var charmapsText string
 
 // charmaps are the decoders of the single-byte character sets, by name.
 var charmaps = func() map[string]*charmap256 {
-	m, err := parseCharmaps(CharmapsText)
+	m, err := parseCharmaps(charmapsText)
 	if err != nil {
 		panic("cdc: charmaps.txt: " + err.Error())
 	}
@@ -150,7 +150,7 @@ func parseCharmaps(text string) (map[string]*charmap256, error) {
 	return m, nil
 }
 
-func (t *charmap256) Decode(b []byte) ([]byte, error) {
+func (t *charmap256) decode(b []byte) ([]byte, error) {
 	if t.ascii && isASCII(b) {
 		return b, nil
 	}

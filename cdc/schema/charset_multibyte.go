@@ -19,7 +19,7 @@ import (
 // a character otherwise (mbmaps.txt): big5, sjis, ujis, and the user-defined areas of cp932
 // and eucjpms, which MariaDB maps to the Private Use Area.
 
-var XtextEncodings = map[string]encoding.Encoding{
+var xtextEncodings = map[string]encoding.Encoding{
 	"gbk": simplifiedchinese.GBK, "gb2312": simplifiedchinese.GBK,
 	"gb18030": simplifiedchinese.GB18030, "big5": traditionalchinese.Big5,
 	"sjis": japanese.ShiftJIS, "cp932": japanese.ShiftJIS, "ujis": japanese.EUCJP,
@@ -62,14 +62,14 @@ func eucJPLen(b byte) int {
 	return 1
 }
 
-// MBMapsText holds the corrections (see its header); TestMultiByteMatchesServer
+// mbmapsText holds the corrections (see its header); TestMultiByteMatchesServer
 // (charset_integration_test.go) writes it from the server.
 //
 //go:embed mbmaps.txt
-var MBMapsText string
+var mbmapsText string
 
 var mbmaps = func() map[string]map[uint32]rune {
-	m, err := parseMBMaps(MBMapsText)
+	m, err := parseMBMaps(mbmapsText)
 	if err != nil {
 		panic("cdc: mbmaps.txt: " + err.Error())
 	}
@@ -113,7 +113,7 @@ type mbDecoder struct {
 	seqLen func(byte) int
 }
 
-func (d mbDecoder) Decode(b []byte) ([]byte, error) {
+func (d mbDecoder) decode(b []byte) ([]byte, error) {
 	var out []byte
 	start := 0 // of the bytes not yet decoded
 	for i := 0; i < len(b); {

@@ -20,11 +20,11 @@ func TestMultiByteCorrections(t *testing.T) {
 		{"gbk", "\xd6\xd0\xce\xc4", "中文"},               // no corrections: plain x/text
 	}
 	for _, tc := range tests {
-		dec, err := DecoderFor(tc.charset)
+		dec, err := decoderFor(tc.charset)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := dec.Decode([]byte(tc.in))
+		got, err := dec.decode([]byte(tc.in))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s %x: got %q (%v), want %q", tc.charset, tc.in, got, err, tc.want)
 		}

@@ -44,6 +44,7 @@ var classNames = [...]string{"", "int", "bool", "year", "float", "double", "deci
 	"datetime", "timestamp", "time", "string", "binary", "bytes", "bit", "enum", "set", "json",
 	"geometry", "uuid", "inet4", "inet6"}
 
+// String returns the class's name, e.g. "datetime".
 func (c Class) String() string {
 	if int(c) < len(classNames) {
 		return classNames[c]
@@ -74,14 +75,14 @@ type Column struct {
 	// Comment is the column's COMMENT ("" when none, or not known).
 	Comment string
 
-	Class  Class
+	class  Class
 	medium bool    // MEDIUMINT: go-mysql sign-extends its 24 bits into an int32
 	dec    decoder // nil when the text is UTF-8 already
 }
 
 // ValueKind returns the kind of the values the column decodes to (Null aside).
 func (c *Column) ValueKind() change.Kind {
-	return classKinds[c.Class]
+	return classKinds[c.class]
 }
 
 var classKinds = [...]change.Kind{ClassInt: change.Int, ClassBool: change.Bool,
@@ -101,13 +102,13 @@ func (c *Column) FromBinlog(v any) (change.Value, error) {
 	}
 	val, err := c.fromBinlog(v)
 	if err != nil {
-		return change.Value{}, fmt.Errorf("column %s (%s): binlog value %T %v: %w", c.Name, c.Class, v, v, err)
+		return change.Value{}, fmt.Errorf("column %s (%s): binlog value %T %v: %w", c.Name, c.class, v, v, err)
 	}
 	return val, nil
 }
 
 func (c *Column) fromBinlog(v any) (change.Value, error) {
-	switch c.Class {
+	switch c.class {
 	case ClassInt, ClassBool, ClassYear, ClassBit, ClassEnum, ClassSet:
 		n, ok := binlogInt(v, c.Unsigned)
 		if !ok {
@@ -179,7 +180,7 @@ func binlogInt(v any, unsigned bool) (uint64, bool) {
 
 // fromInteger converts the integer forms: ints, YEAR, BIT as a number, ENUM index, SET mask.
 func (c *Column) fromInteger(n uint64) (change.Value, error) {
-	switch c.Class {
+	switch c.class {
 	case ClassBool:
 		return change.BoolValue(n != 0), nil
 	case ClassBit:
@@ -235,7 +236,7 @@ func (c *Column) setLabels(mask uint64) (change.Value, error) {
 // fromTime converts go-mysql's ParseTime values: DATETIME as a wall clock labelled UTC,
 // TIMESTAMP as an instant (in whatever location).
 func (c *Column) fromTime(t time.Time) change.Value {
-	if c.Class == ClassTimestamp {
+	if c.class == ClassTimestamp {
 		return change.TimestampValue(t.UnixMicro())
 	}
 	return change.DateTimeValue(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(),
@@ -252,7 +253,7 @@ func (c *Column) FromText(b []byte) (change.Value, error) {
 	}
 	v, err := c.fromText(b)
 	if err != nil {
-		return change.Value{}, fmt.Errorf("column %s (%s): value %q: %w", c.Name, c.Class, b, err)
+		return change.Value{}, fmt.Errorf("column %s (%s): value %q: %w", c.Name, c.class, b, err)
 	}
 	return v, nil
 }
@@ -260,14 +261,14 @@ func (c *Column) FromText(b []byte) (change.Value, error) {
 // FromOwnedText is FromText for text the caller hands over (the snapshot's row buffers): a
 // JSON document is compacted where it is instead of into a copy.
 func (c *Column) FromOwnedText(b []byte) (change.Value, error) {
-	if c.Class == ClassJSON && c.dec == nil && len(b) > 0 {
+	if c.class == ClassJSON && c.dec == nil && len(b) > 0 {
 		return change.JSONValue(compactJSONInPlace(b)), nil
 	}
 	return c.FromText(b)
 }
 
 func (c *Column) fromText(b []byte) (change.Value, error) {
-	switch c.Class {
+	switch c.class {
 	case ClassInt, ClassYear, ClassBool:
 		return c.intText(b)
 	case ClassFloat:
@@ -397,7 +398,7 @@ func (c *Column) transcode(b []byte) ([]byte, error) {
 	if c.dec == nil {
 		return b, nil
 	}
-	return c.dec.Decode(b)
+	return c.dec.decode(b)
 }
 
 // padBinary pads BINARY(n) to n bytes with 0x00; the binlog strips the padding.

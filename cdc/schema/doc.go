@@ -7,7 +7,7 @@
 // The parts, each in a file named for its role:
 //
 //   - schema.go: [Column], [Table] and [TableShape], and the functions that build them
-//     ([ColumnFromMap], [TableFromMap], [TableFromInfo]).
+//     ([columnFromMap], [TableFromMap], [TableFromInfo]).
 //   - decode.go: the conversion from a binlog value ([Column.FromBinlog]) or from the text a
 //     SELECT returns ([Column.FromText]) to a [change.Value], so the snapshot and the binlog
 //     produce identical values for the same row state; binary.go: the same from the binary

@@ -39,23 +39,23 @@ func fixedBinClass(dataType string) (Class, int, bool) {
 // stripped) as the server's text.
 func (c *Column) fixedBinFromBytes(b []byte) (change.Value, error) {
 	if len(b) > c.Length {
-		return change.Value{}, fmt.Errorf("%d bytes for a %d-byte %s", len(b), c.Length, c.Class)
+		return change.Value{}, fmt.Errorf("%d bytes for a %d-byte %s", len(b), c.Length, c.class)
 	}
-	return change.StringValue(AppendFixedBin(nil, c.Class, padBinary(b, c.Length))), nil
+	return change.StringValue(appendFixedBin(nil, c.class, padBinary(b, c.Length))), nil
 }
 
 // fixedBinFromText reads the server's text of a fixed binary value and renders it again, so
 // that the snapshot's value is the binlog's by construction.
 func (c *Column) fixedBinFromText(text []byte) (change.Value, error) {
-	b, ok := ParseFixedBin(c.Class, text)
+	b, ok := parseFixedBin(c.class, text)
 	if !ok {
-		return change.Value{}, fmt.Errorf("not a %s text", c.Class)
+		return change.Value{}, fmt.Errorf("not a %s text", c.class)
 	}
-	return change.StringValue(AppendFixedBin(nil, c.Class, b)), nil
+	return change.StringValue(appendFixedBin(nil, c.class, b)), nil
 }
 
-// AppendFixedBin appends the server's text of a UUID, INET4 or INET6 of the right length.
-func AppendFixedBin(dst []byte, cl Class, b []byte) []byte {
+// appendFixedBin appends the server's text of a UUID, INET4 or INET6 of the right length.
+func appendFixedBin(dst []byte, cl Class, b []byte) []byte {
 	switch cl {
 	case ClassUUID:
 		return appendUUID(dst, b)
@@ -65,8 +65,8 @@ func AppendFixedBin(dst []byte, cl Class, b []byte) []byte {
 	return appendInet6(dst, b)
 }
 
-// ParseFixedBin reads the text of a UUID, INET4 or INET6 into its bytes.
-func ParseFixedBin(cl Class, text []byte) ([]byte, bool) {
+// parseFixedBin reads the text of a UUID, INET4 or INET6 into its bytes.
+func parseFixedBin(cl Class, text []byte) ([]byte, bool) {
 	if cl == ClassUUID {
 		return parseUUID(text)
 	}

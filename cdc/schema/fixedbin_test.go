@@ -54,8 +54,8 @@ func FuzzFixedBin(f *testing.F) {
 			return
 		}
 		for _, cl := range []Class{ClassInet6, ClassUUID} {
-			text := AppendFixedBin(nil, cl, b)
-			back, ok := ParseFixedBin(cl, text)
+			text := appendFixedBin(nil, cl, b)
+			back, ok := parseFixedBin(cl, text)
 			if !ok || !bytes.Equal(back, b) {
 				t.Fatalf("%s %x: text %s reads back as %x (%v)", cl, b, text, back, ok)
 			}

@@ -37,18 +37,18 @@ import (
 // pendingRows serves one replication connection: what its stream never took goes with it.
 type PendingRows struct {
 	mu     sync.Mutex
-	Images map[*replication.RowsEvent][]byte
+	images map[*replication.RowsEvent][]byte
 }
 
 // NewPendingRows returns an empty pendingRows.
 func NewPendingRows() *PendingRows {
-	return &PendingRows{Images: map[*replication.RowsEvent][]byte{}}
+	return &PendingRows{images: map[*replication.RowsEvent][]byte{}}
 }
 
-// Put keeps the row images of e: the event body after its header.
-func (p *PendingRows) Put(e *replication.RowsEvent, images []byte) {
+// put keeps the row images of e: the event body after its header.
+func (p *PendingRows) put(e *replication.RowsEvent, images []byte) {
 	p.mu.Lock()
-	p.Images[e] = images
+	p.images[e] = images
 	p.mu.Unlock()
 }
 
@@ -59,8 +59,8 @@ func (p *PendingRows) Take(e *replication.RowsEvent) (images []byte, ok bool) {
 		return nil, false
 	}
 	p.mu.Lock()
-	images, ok = p.Images[e]
-	delete(p.Images, e)
+	images, ok = p.images[e]
+	delete(p.images, e)
 	p.mu.Unlock()
 	return images, ok
 }
@@ -98,7 +98,7 @@ const (
 // map for which newRowPlan gives no plan has its events decoded by go-mysql.
 type RowPlan struct {
 	types []byte   // the column types of the table map
-	Metas []uint16 // and their metadata
+	metas []uint16 // and their metadata
 	cols  []colPlan
 
 	textSize int // the most bytes the values of a row image build (valid values assumed)
@@ -121,7 +121,7 @@ func NewRowPlan(tm *replication.TableMapEvent, t *Table) *RowPlan {
 	if n == 0 || len(tm.ColumnType) != n || len(tm.ColumnMeta) != n {
 		return nil
 	}
-	p := &RowPlan{types: tm.ColumnType, Metas: tm.ColumnMeta, cols: make([]colPlan, n)}
+	p := &RowPlan{types: tm.ColumnType, metas: tm.ColumnMeta, cols: make([]colPlan, n)}
 	for i := range p.cols {
 		cp, ok := planColumn(tm.ColumnType[i], tm.ColumnMeta[i], &t.Columns[i])
 		if !ok {
@@ -194,7 +194,7 @@ func planColumn(tp byte, meta uint16, c *Column) (colPlan, bool) {
 // planString plans a MYSQL_TYPE_STRING column: CHAR and BINARY, or the ENUM or SET its
 // metadata names.
 func (p *colPlan) planString(meta uint16) bool {
-	tp, length := RealType(mysql.MYSQL_TYPE_STRING, meta)
+	tp, length := realType(mysql.MYSQL_TYPE_STRING, meta)
 	switch tp {
 	case mysql.MYSQL_TYPE_STRING:
 		p.wire, p.size = wireString, stringPrefix(length)
@@ -234,7 +234,7 @@ func temporalWire(tp byte, fsp int) (wire, int) {
 // converts reports whether the plan converts the value of its wire form into the column's
 // class the way FromBinlog converts go-mysql's value of that type.
 func (p *colPlan) converts() bool {
-	cl := p.col.Class
+	cl := p.col.class
 	switch p.wire {
 	case wireInt, wireYear, wireBit, wireEnum, wireSet:
 		switch cl {
@@ -273,12 +273,12 @@ func (p *colPlan) textSize() int {
 	case wireDecimal:
 		return p.prec + 3 // sign, point and the 0 of "0.5"
 	case wireString, wireBlob:
-		if p.col.Class == ClassBinary {
+		if p.col.class == ClassBinary {
 			return p.col.Length
 		}
 		return 0
 	}
-	switch p.col.Class {
+	switch p.col.class {
 	case ClassBit:
 		return bitBytes(p.col.Length)
 	case ClassSet:
@@ -291,10 +291,10 @@ func (p *colPlan) textSize() int {
 	return 0
 }
 
-// Matches reports whether the plan decodes the rows of e: e's table map has the plan's
+// matches reports whether the plan decodes the rows of e: e's table map has the plan's
 // column types, every column is in both images, and e is a plain rows event of version 1 or
 // 2 (not compressed, not a partial update).
-func (p *RowPlan) Matches(eventType replication.EventType, e *replication.RowsEvent) bool {
+func (p *RowPlan) matches(eventType replication.EventType, e *replication.RowsEvent) bool {
 	if p == nil || e.Table == nil || int(e.ColumnCount) != len(p.cols) || !allColumns(e.ColumnBitmap1, len(p.cols)) {
 		return false
 	}
@@ -308,7 +308,7 @@ func (p *RowPlan) Matches(eventType replication.EventType, e *replication.RowsEv
 	default:
 		return false
 	}
-	return string(e.Table.ColumnType) == string(p.types) && slices.Equal(e.Table.ColumnMeta, p.Metas)
+	return string(e.Table.ColumnType) == string(p.types) && slices.Equal(e.Table.ColumnMeta, p.metas)
 }
 
 // allColumns reports whether the first n bits of a column bitmap are set.
@@ -324,10 +324,10 @@ func allColumns(bitmap []byte, n int) bool {
 	return true
 }
 
-// Decode returns the values of the row images in data (the rows event body after its
+// decode returns the values of the row images in data (the rows event body after its
 // header), len(p.cols) per image; an update's images are before and after in turn. It
-// returns errFallback (wrapped) when the event is to be decoded by go-mysql.
-func (p *RowPlan) Decode(data []byte, update bool) ([]change.Value, error) {
+// returns ErrFallback (wrapped) when the event is to be decoded by go-mysql.
+func (p *RowPlan) decode(data []byte, update bool) ([]change.Value, error) {
 	images, err := p.count(data)
 	if err != nil {
 		return nil, err
@@ -377,7 +377,7 @@ func (p *RowPlan) imageSize(data []byte) (int, error) {
 		}
 		size, err := p.cols[i].valueSize(data[pos:])
 		if err != nil {
-			return 0, fmt.Errorf("column %s (%s): %w", p.cols[i].col.Name, p.cols[i].col.Class, err)
+			return 0, fmt.Errorf("column %s (%s): %w", p.cols[i].col.Name, p.cols[i].col.class, err)
 		}
 		pos += size
 	}
@@ -418,7 +418,7 @@ func (p *RowPlan) decodeImage(data []byte, row change.Row, text *textBlock) (int
 		c := &p.cols[i]
 		size, err := c.decode(data[pos:], &row[i], text)
 		if err != nil {
-			return 0, fmt.Errorf("column %s (%s): %w", c.col.Name, c.col.Class, err)
+			return 0, fmt.Errorf("column %s (%s): %w", c.col.Name, c.col.class, err)
 		}
 		pos += size
 	}
@@ -520,7 +520,7 @@ func bigEndian(b []byte) uint64 {
 // integerValue is fromInteger with the bytes it builds (BIT, SET) in text and ENUM labels
 // not copied.
 func (c *Column) integerValue(n uint64, text *textBlock) (change.Value, error) {
-	switch c.Class {
+	switch c.class {
 	case ClassInt:
 		if c.Unsigned {
 			return change.UintValue(n), nil
@@ -573,9 +573,9 @@ func (p *colPlan) decodeBytes(b []byte, dst *change.Value, text *textBlock) (int
 	}
 	s := b[p.size:end:end]
 	switch c := p.col; {
-	case c.Class == ClassBinary:
+	case c.class == ClassBinary:
 		dst.Kind, dst.Bytes = change.Bytes, text.padded(s, c.Length)
-	case c.dec == nil && (c.Class == ClassString || c.Class == ClassBytes):
+	case c.dec == nil && (c.class == ClassString || c.class == ClassBytes):
 		dst.Kind, dst.Bytes = c.ValueKind(), s // fromText, without transcoding
 	default:
 		v, err := c.fromText(s)
@@ -615,14 +615,14 @@ func (t *textBlock) padded(b []byte, n int) []byte {
 // maxDecimalDigits is the largest DECIMAL precision of MySQL and MariaDB.
 const maxDecimalDigits = 65
 
-// DecimalDigitBytes is the size of a group of fewer than 9 decimal digits.
-var DecimalDigitBytes = [9]int{0, 1, 1, 2, 2, 3, 3, 4, 4}
+// decimalDigitBytes is the size of a group of fewer than 9 decimal digits.
+var decimalDigitBytes = [9]int{0, 1, 1, 2, 2, 3, 3, 4, 4}
 
 // decimalSize is the size of a packed DECIMAL(prec, scale): groups of 9 digits in 4 bytes
 // either side of the point, a shorter group for the remaining digits.
 func decimalSize(prec, scale int) int {
 	intg := prec - scale
-	return intg/9*4 + DecimalDigitBytes[intg%9] + scale/9*4 + DecimalDigitBytes[scale%9]
+	return intg/9*4 + decimalDigitBytes[intg%9] + scale/9*4 + decimalDigitBytes[scale%9]
 }
 
 // decimal writes the text of a packed decimal into text: the text go-mysql's decodeDecimal
@@ -655,7 +655,7 @@ func (p *colPlan) decimal(b []byte, text *textBlock) (change.Value, error) {
 // its magnitude), as go-mysql writes them: the integer part without leading zeros ("0"
 // when it is zero), then the point and scale decimals.
 func appendDecimalDigits(dst, d []byte, intg, scale int) ([]byte, error) {
-	pos := DecimalDigitBytes[intg%9]
+	pos := decimalDigitBytes[intg%9]
 	lead := bigEndian(d[:pos])
 	leading := lead == 0 // no digit written yet
 	if !leading {
@@ -691,7 +691,7 @@ func appendDecimalDigits(dst, d []byte, intg, scale int) ([]byte, error) {
 		dst = appendPadded(dst, v, 9)
 	}
 	if rest := scale % 9; rest > 0 {
-		dst = appendPadded(dst, bigEndian(d[pos:pos+DecimalDigitBytes[rest]]), rest)
+		dst = appendPadded(dst, bigEndian(d[pos:pos+decimalDigitBytes[rest]]), rest)
 	}
 	return dst, nil
 }
@@ -739,14 +739,14 @@ func exactFraction(micros int64, fsp int) bool {
 	return micros >= 0 && micros < 1_000_000 && micros%pow10[6-fsp] == 0
 }
 
-// DatetimeOffset is the packed DATETIME2 of 0000-00-00 00:00:00.
-const DatetimeOffset = 0x80_0000_0000
+// datetimeOffset is the packed DATETIME2 of 0000-00-00 00:00:00.
+const datetimeOffset = 0x80_0000_0000
 
 // dateTime2 reads a DATETIME2 as a wall clock. go-mysql gives a time.Time for the dates from
 // 1970 on without zero parts (normalised by time.Date) and text otherwise (not normalised);
 // both agree on the valid dates and times this handles.
 func dateTime2(b []byte, fsp int) (change.Value, error) {
-	packed := int64(bigEndian(b[:5])) - DatetimeOffset
+	packed := int64(bigEndian(b[:5])) - datetimeOffset
 	frac := fraction(b[5:], fsp)
 	if packed == 0 { // the zero datetime
 		if frac >= 1_000_000 {

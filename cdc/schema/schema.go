@@ -180,8 +180,8 @@ func TableFromMap(tm *replication.TableMapEvent, info *TableShape, opts Options)
 		if unsigned == nil && ic != nil { // NO_LOG: no signedness in the binlog
 			isUnsigned = strings.Contains(ic.ColumnType, "unsigned")
 		}
-		col, err := ColumnFromMap(tm.ColumnType[i], tm.ColumnMeta[i], BinlogFacts{
-			Name: names[i], Unsigned: isUnsigned, Collation: coll, CollationKnown: known, Labels: labels,
+		col, err := columnFromMap(tm.ColumnType[i], tm.ColumnMeta[i], binlogFacts{
+			Name: names[i], Unsigned: isUnsigned, Collation: coll, collationKnown: known, Labels: labels,
 		}, ic, opts)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", id, err)
@@ -215,7 +215,7 @@ func TableFromMap(tm *replication.TableMapEvent, info *TableShape, opts Options)
 // binlogTypeMatches reports whether a binlog column type can be the column info describes:
 // the check that a schema history read by position is in step with the binlog.
 func binlogTypeMatches(tp byte, meta uint16, ic *InfoColumn) bool {
-	tp, _ = RealType(tp, meta)
+	tp, _ = realType(tp, meta)
 	var want []string
 	switch tp {
 	case mysql.MYSQL_TYPE_TINY:
@@ -337,18 +337,18 @@ func newTable(id change.TableID, cols []Column, pk []string, opts Options) (*Tab
 	return &Table{Schema: schema, Columns: cols}, nil
 }
 
-// BinlogFacts are the TABLE_MAP metadata of one column.
-type BinlogFacts struct {
+// binlogFacts are the TABLE_MAP metadata of one column.
+type binlogFacts struct {
 	Name           string
 	Unsigned       bool
 	Collation      uint64
-	CollationKnown bool
+	collationKnown bool
 	Labels         []string
 }
 
-// RealType undoes the packing of MYSQL_TYPE_STRING: ENUM, SET and CHAR/BINARY share it, with
+// realType undoes the packing of MYSQL_TYPE_STRING: ENUM, SET and CHAR/BINARY share it, with
 // the real type and the byte length in the metadata.
-func RealType(tp byte, meta uint16) (byte, int) {
+func realType(tp byte, meta uint16) (byte, int) {
 	if tp != mysql.MYSQL_TYPE_STRING || meta < 256 {
 		return tp, int(meta)
 	}
@@ -359,24 +359,24 @@ func RealType(tp byte, meta uint16) (byte, int) {
 	return b0, b1
 }
 
-// ColumnFromMap classifies a column from its binlog type and metadata, completed by ic.
-func ColumnFromMap(tp byte, meta uint16, f BinlogFacts, ic *InfoColumn, opts Options) (Column, error) {
+// columnFromMap classifies a column from its binlog type and metadata, completed by ic.
+func columnFromMap(tp byte, meta uint16, f binlogFacts, ic *InfoColumn, opts Options) (Column, error) {
 	c := Column{Name: f.Name, Unsigned: f.Unsigned, Labels: f.Labels}
 	if ic != nil {
 		c.SQLType, c.NotNull, c.Comment = ic.ColumnType, ic.NotNull, ic.Comment
 	}
-	tp, length := RealType(tp, meta)
+	tp, length := realType(tp, meta)
 	if ic != nil && tp == mysql.MYSQL_TYPE_STRING {
 		if cl, n, ok := fixedBinClass(ic.DataType); ok {
 			if length != n {
 				return Column{}, fmt.Errorf("column %s: a %s of %d bytes in the binlog, want %d", f.Name, ic.DataType, length, n)
 			}
-			c.Class, c.Length = cl, n
+			c.class, c.Length = cl, n
 			return c, nil
 		}
 	}
 	charset := ""
-	if f.CollationKnown {
+	if f.collationKnown {
 		charset = charsetFor(opts.Collations, f.Collation)
 	} else if ic != nil {
 		charset = infoCharset(ic)
@@ -384,48 +384,48 @@ func ColumnFromMap(tp byte, meta uint16, f BinlogFacts, ic *InfoColumn, opts Opt
 	switch tp {
 	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
 		mysql.MYSQL_TYPE_LONGLONG:
-		c.Class, c.medium = ClassInt, tp == mysql.MYSQL_TYPE_INT24
+		c.class, c.medium = ClassInt, tp == mysql.MYSQL_TYPE_INT24
 		if tp == mysql.MYSQL_TYPE_TINY && ic != nil && opts.TinyInt1AsBool && isTinyInt1(ic) {
-			c.Class = ClassBool
+			c.class = ClassBool
 		}
 	case mysql.MYSQL_TYPE_YEAR:
-		c.Class = ClassYear
+		c.class = ClassYear
 	case mysql.MYSQL_TYPE_FLOAT:
-		c.Class = ClassFloat
+		c.class = ClassFloat
 	case mysql.MYSQL_TYPE_DOUBLE:
-		c.Class = ClassDouble
+		c.class = ClassDouble
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
-		c.Class, c.Scale = ClassDecimal, int(meta&0xff)
+		c.class, c.Scale = ClassDecimal, int(meta&0xff)
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
-		c.Class = ClassDate
+		c.class = ClassDate
 	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
-		c.Class, c.Scale = ClassDateTime, fsp(tp, meta, mysql.MYSQL_TYPE_DATETIME2)
+		c.class, c.Scale = ClassDateTime, fsp(tp, meta, mysql.MYSQL_TYPE_DATETIME2)
 	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
-		c.Class, c.Scale = ClassTimestamp, fsp(tp, meta, mysql.MYSQL_TYPE_TIMESTAMP2)
+		c.class, c.Scale = ClassTimestamp, fsp(tp, meta, mysql.MYSQL_TYPE_TIMESTAMP2)
 	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
-		c.Class, c.Scale = ClassTime, fsp(tp, meta, mysql.MYSQL_TYPE_TIME2)
+		c.class, c.Scale = ClassTime, fsp(tp, meta, mysql.MYSQL_TYPE_TIME2)
 	case mysql.MYSQL_TYPE_BIT:
-		c.Class, c.Length = ClassBit, int(meta>>8)*8+int(meta&0xff)
+		c.class, c.Length = ClassBit, int(meta>>8)*8+int(meta&0xff)
 	case mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
-		c.Class = ClassEnum
+		c.class = ClassEnum
 		if tp == mysql.MYSQL_TYPE_SET {
-			c.Class = ClassSet
+			c.class = ClassSet
 		}
 		if c.Labels == nil && ic != nil {
 			c.Labels = ParseEnumLabels(ic.ColumnType)
 		}
 	case mysql.MYSQL_TYPE_JSON:
-		c.Class = ClassJSON
+		c.class = ClassJSON
 	case mysql.MYSQL_TYPE_GEOMETRY:
-		c.Class = ClassGeometry
+		c.class = ClassGeometry
 	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING,
 		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB,
 		mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_VECTOR:
-		if !f.CollationKnown && ic == nil {
+		if !f.collationKnown && ic == nil {
 			return Column{}, fmt.Errorf("column %s: character set unknown (binlog_row_metadata=MINIMAL and no information_schema entry); set binlog_row_metadata=FULL", f.Name)
 		}
-		c.Class = textClass(charset, tp == mysql.MYSQL_TYPE_STRING, ic)
-		if c.Class == ClassBinary {
+		c.class = textClass(charset, tp == mysql.MYSQL_TYPE_STRING, ic)
+		if c.class == ClassBinary {
 			c.Length = length
 		}
 	default:
@@ -469,12 +469,12 @@ func infoCharset(ic *InfoColumn) string {
 // labels are in the column's character set (as the binlog metadata carries them) and must be
 // transcoded; information_schema gives them in UTF-8 already.
 func (c Column) withCharset(charset string, rawLabels bool) (Column, error) {
-	switch c.Class {
+	switch c.class {
 	case ClassString, ClassEnum, ClassSet, ClassJSON:
 	default:
 		return c, nil
 	}
-	dec, err := DecoderFor(charset)
+	dec, err := decoderFor(charset)
 	if err != nil {
 		return Column{}, fmt.Errorf("column %s: %w", c.Name, err)
 	}
@@ -484,7 +484,7 @@ func (c Column) withCharset(charset string, rawLabels bool) (Column, error) {
 	}
 	labels := make([]string, len(c.Labels))
 	for i, l := range c.Labels {
-		b, err := dec.Decode([]byte(l))
+		b, err := dec.decode([]byte(l))
 		if err != nil {
 			return Column{}, fmt.Errorf("column %s: label %q: %w", c.Name, l, err)
 		}
@@ -500,48 +500,48 @@ func columnFromInfo(ic InfoColumn, opts Options) (Column, error) {
 		NotNull: ic.NotNull, Comment: ic.Comment}
 	switch ic.DataType {
 	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
-		c.Class, c.medium = ClassInt, ic.DataType == "mediumint"
+		c.class, c.medium = ClassInt, ic.DataType == "mediumint"
 		if opts.TinyInt1AsBool && isTinyInt1(&ic) {
-			c.Class = ClassBool
+			c.class = ClassBool
 		}
 	case "bool", "boolean":
-		c.Class = ClassBool
+		c.class = ClassBool
 	case "year":
-		c.Class = ClassYear
+		c.class = ClassYear
 	case "float":
-		c.Class = ClassFloat
+		c.class = ClassFloat
 	case "double", "real", "double precision":
-		c.Class = ClassDouble
+		c.class = ClassDouble
 	case "decimal", "numeric":
-		c.Class, c.Scale = ClassDecimal, ic.Scale
+		c.class, c.Scale = ClassDecimal, ic.Scale
 	case "date":
-		c.Class = ClassDate
+		c.class = ClassDate
 	case "datetime":
-		c.Class, c.Scale = ClassDateTime, ic.Scale
+		c.class, c.Scale = ClassDateTime, ic.Scale
 	case "timestamp":
-		c.Class, c.Scale = ClassTimestamp, ic.Scale
+		c.class, c.Scale = ClassTimestamp, ic.Scale
 	case "time":
-		c.Class, c.Scale = ClassTime, ic.Scale
+		c.class, c.Scale = ClassTime, ic.Scale
 	case "bit":
-		c.Class, c.Length = ClassBit, ic.Length
+		c.class, c.Length = ClassBit, ic.Length
 	case "enum", "set":
-		c.Class, c.Labels = ClassEnum, ParseEnumLabels(ic.ColumnType)
+		c.class, c.Labels = ClassEnum, ParseEnumLabels(ic.ColumnType)
 		if ic.DataType == "set" {
-			c.Class = ClassSet
+			c.class = ClassSet
 		}
 	case "json":
-		c.Class = ClassJSON
+		c.class = ClassJSON
 	case "binary":
-		c.Class, c.Length = ClassBinary, ic.Length
+		c.class, c.Length = ClassBinary, ic.Length
 	case "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "vector":
-		c.Class = ClassBytes
+		c.class = ClassBytes
 	case "uuid", "inet4", "inet6":
-		c.Class, c.Length, _ = fixedBinClass(ic.DataType)
+		c.class, c.Length, _ = fixedBinClass(ic.DataType)
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
-		c.Class = textClass(infoCharset(&ic), false, &ic)
+		c.class = textClass(infoCharset(&ic), false, &ic)
 	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
 		"multipolygon", "geometrycollection", "geomcollection":
-		c.Class = ClassGeometry
+		c.class = ClassGeometry
 	default:
 		return Column{}, fmt.Errorf("column %s: type %s is not supported", ic.Name, ic.ColumnType)
 	}
@@ -591,7 +591,7 @@ func SameShape(a, b *Table) bool {
 	for i := range a.Columns {
 		x, y := &a.Columns[i], &b.Columns[i]
 		if x.Name != y.Name || x.SQLType != y.SQLType || x.NotNull != y.NotNull || x.Comment != y.Comment ||
-			x.Class != y.Class || x.Unsigned != y.Unsigned ||
+			x.class != y.class || x.Unsigned != y.Unsigned ||
 			x.Charset != y.Charset || x.Length != y.Length || x.Scale != y.Scale || !slices.Equal(x.Labels, y.Labels) {
 			return false
 		}

@@ -16,8 +16,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/ingestkit/ingest/cdc/binlog"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
+	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -269,7 +269,7 @@ func (w *binlogWindow) read(ctx context.Context, low, high binlogpos.Position, f
 // the span is upserted; a delete, or the before image of an update, whose key is in the span
 // is removed (the before image first, so a key-changing update moves the row).
 func (m *mergeState) apply(ctx context.Context, ev *replication.RowsEvent, merge bool) error {
-	if err := binlog.FullImages(ev); err != nil {
+	if err := schema.FullImages(ev); err != nil {
 		return fmt.Errorf("table %s: %w", m.span.t.id, err)
 	}
 	if err := m.span.t.prefetchBinlog(ctx, ev.Rows); err != nil {

@@ -1,4 +1,4 @@
-package binlog
+package schema
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
 )
 
@@ -30,7 +29,7 @@ const (
 	collUTF8MB4 = 45
 	collLatin1  = 8
 	collGBK     = 28
-	collBinary  = schema.BinaryCollation
+	collBinary  = binaryCollation
 )
 
 // testColumn is a column of a test table: its binlog type and metadata and the facts that
@@ -39,29 +38,29 @@ type testColumn struct {
 	tp        byte
 	meta      uint16
 	unsigned  bool
-	collation uint64             // 0: not a text column
-	labels    []string           // ENUM and SET members
-	info      *schema.InfoColumn // information_schema's view (TINYINT(1), MariaDB JSON), or nil
-	name      string             // "c" when empty
+	collation uint64      // 0: not a text column
+	labels    []string    // ENUM and SET members
+	info      *InfoColumn // information_schema's view (TINYINT(1), MariaDB JSON), or nil
+	name      string      // "c" when empty
 }
 
 // column builds the Column as tableFromMap would.
-func (tc testColumn) column() (schema.Column, error) {
+func (tc testColumn) column() (Column, error) {
 	name := tc.name
 	if name == "" {
 		name = "c"
 	}
-	opts := schema.Options{TinyInt1AsBool: true, Collations: schema.KnownCollations}
-	return schema.ColumnFromMap(tc.tp, tc.meta, schema.BinlogFacts{Name: name, Unsigned: tc.unsigned, Collation: tc.collation,
-		CollationKnown: tc.collation != 0, Labels: tc.labels}, tc.info, opts)
+	opts := Options{TinyInt1AsBool: true, Collations: knownCollations}
+	return columnFromMap(tc.tp, tc.meta, binlogFacts{Name: name, Unsigned: tc.unsigned, Collation: tc.collation,
+		collationKnown: tc.collation != 0, Labels: tc.labels}, tc.info, opts)
 }
 
 // testTable is a table whose events go through go-mysql's parser.
 type testTable struct {
 	parser  *replication.BinlogParser
-	pending *schema.PendingRows
+	pending *PendingRows
 	tm      *replication.TableMapEvent
-	table   *schema.Table
+	table   *Table
 }
 
 // newTestTable parses a format description and a TABLE_MAP event for cols.
@@ -76,7 +75,7 @@ func newTestTable(tb testing.TB, cols []testColumn) *testTable {
 
 // buildTestTable is newTestTable returning the error.
 func buildTestTable(cols []testColumn) (*testTable, error) {
-	tt := &testTable{parser: replication.NewBinlogParser(), pending: schema.NewPendingRows()}
+	tt := &testTable{parser: replication.NewBinlogParser(), pending: NewPendingRows()}
 	tt.parser.SetFlavor(mysql.MariaDBFlavor)
 	tt.parser.SetParseTime(true)
 	tt.parser.SetTimestampStringLocation(time.UTC)
@@ -89,7 +88,7 @@ func buildTestTable(cols []testColumn) (*testTable, error) {
 		return nil, fmt.Errorf("table map: %w", err)
 	}
 	tt.tm = ev.Event.(*replication.TableMapEvent)
-	columns := make([]schema.Column, len(cols))
+	columns := make([]Column, len(cols))
 	sch := &change.Schema{Table: change.TableID{DB: "db", Table: "t"}, Columns: make([]change.Column, len(cols))}
 	for i, tc := range cols {
 		if columns[i], err = tc.column(); err != nil {
@@ -97,7 +96,7 @@ func buildTestTable(cols []testColumn) (*testTable, error) {
 		}
 		sch.Columns[i] = change.Column{Name: columns[i].Name}
 	}
-	tt.table = &schema.Table{Schema: sch, Columns: columns}
+	tt.table = &Table{Schema: sch, Columns: columns}
 	return tt, nil
 }
 
@@ -130,11 +129,11 @@ func (tt *testTable) parse(tp replication.EventType, images []byte, bitmaps ...[
 // the event.
 func (tt *testTable) fast(tb testing.TB, tp replication.EventType, e *replication.RowsEvent, data []byte) ([]change.Value, error) {
 	tb.Helper()
-	plan := schema.NewRowPlan(tt.tm, tt.table)
-	if !plan.Matches(tp, e) {
+	plan := NewRowPlan(tt.tm, tt.table)
+	if !plan.matches(tp, e) {
 		tb.Fatalf("the row-image decoder does not take the event (plan %v)", plan != nil)
 	}
-	return plan.Decode(data, e.Type() == replication.EnumRowsEventTypeUpdate)
+	return plan.decode(data, e.Type() == replication.EnumRowsEventTypeUpdate)
 }
 
 // slow decodes with go-mysql and FromBinlog, the reference.
@@ -162,7 +161,7 @@ func sameValue(a, b change.Value) bool {
 func describeValues(vals []change.Value) []string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
-		out[i] = schema.DescribeValue(v)
+		out[i] = DescribeValue(v)
 		switch v.Kind {
 		case change.Decimal, change.String, change.Bytes, change.JSON, change.Geometry:
 			if v.Bytes == nil {
@@ -356,7 +355,7 @@ func encDecimal(text string, prec, scale int) []byte {
 		v, _ := strconv.ParseUint(g, 10, 64)
 		size := 4
 		if len(g) < 9 {
-			size = schema.DecimalDigitBytes[len(g)]
+			size = decimalDigitBytes[len(g)]
 		}
 		b = append(b, be(v, size)...)
 	}
@@ -384,7 +383,7 @@ func encFrac(us int64, fsp int) []byte {
 }
 
 func encDateTime2(y, mo, d, h, mi, s int, us int64, fsp int) []byte {
-	packed := uint64(((y*13+mo)<<5|d)<<17|h<<12|mi<<6|s) + schema.DatetimeOffset
+	packed := uint64(((y*13+mo)<<5|d)<<17|h<<12|mi<<6|s) + datetimeOffset
 	return append(be(packed, 5), encFrac(us, fsp)...)
 }
 
@@ -400,13 +399,13 @@ func encTime2(neg bool, h, m, s int, us int64, fsp int) []byte {
 	}
 	switch fsp {
 	case 1, 2:
-		return append(be(uint64(nr>>24+schema.TimeOffset), 3), byte(int8(nr%(1<<24)/10_000)))
+		return append(be(uint64(nr>>24+TimeOffset), 3), byte(int8(nr%(1<<24)/10_000)))
 	case 3, 4:
-		return append(be(uint64(nr>>24+schema.TimeOffset), 3), be(uint64(uint16(int16(nr%(1<<24)/100))), 2)...)
+		return append(be(uint64(nr>>24+TimeOffset), 3), be(uint64(uint16(int16(nr%(1<<24)/100))), 2)...)
 	case 5, 6:
-		return be(uint64(nr+schema.TimeFracOffset), 6)
+		return be(uint64(nr+TimeFracOffset), 6)
 	}
-	return be(uint64(nr>>24+schema.TimeOffset), 3)
+	return be(uint64(nr>>24+TimeOffset), 3)
 }
 
 func encString(s string, prefix int) []byte { return append(le(uint64(len(s)), prefix), s...) }
@@ -418,7 +417,7 @@ func charMeta(tp byte, length int) uint16 {
 }
 
 // ptr returns a pointer to an infoColumn, for testColumn.info.
-func ptr(ic schema.InfoColumn) *schema.InfoColumn { return &ic }
+func ptr(ic InfoColumn) *InfoColumn { return &ic }
 
 // valueCase is a column and rows of it with the values both decoders must give.
 type valueCase struct {
@@ -467,7 +466,7 @@ func valueCases() []valueCase {
 		{"tinyint", tiny, [][]byte{{0x80}, {0x7f}, {0}, nil}, []string{"int:-128", "int:127", "int:0", "null:"}},
 		{"tinyint unsigned", testColumn{tp: mysql.MYSQL_TYPE_TINY, unsigned: true}, [][]byte{{0xff}, {0}},
 			[]string{"uint:255", "uint:0"}},
-		{"tinyint(1) bool", testColumn{tp: mysql.MYSQL_TYPE_TINY, info: ptr(schema.InfoColumn{DataType: "tinyint", ColumnType: "tinyint(1)"})},
+		{"tinyint(1) bool", testColumn{tp: mysql.MYSQL_TYPE_TINY, info: ptr(InfoColumn{DataType: "tinyint", ColumnType: "tinyint(1)"})},
 			[][]byte{{1}, {0}, {0xf9}}, []string{"bool:true", "bool:false", "bool:true"}},
 		{"smallint", testColumn{tp: mysql.MYSQL_TYPE_SHORT}, [][]byte{le(0x8000, 2), le(0x7fff, 2)},
 			[]string{"int:-32768", "int:32767"}},
@@ -563,10 +562,10 @@ func valueCases() []valueCase {
 		{"tinyblob", blob(1, collBinary), [][]byte{encString("\x00", 1)}, []string{"bytes:00"}},
 		{"longblob", blob(4, collBinary), [][]byte{encString("\x00\xff\x10", 4), encString("", 4)}, []string{"bytes:00ff10", "bytes:"}},
 		{"json mariadb", testColumn{tp: mysql.MYSQL_TYPE_BLOB, meta: 4, collation: collUTF8MB4,
-			info: ptr(schema.InfoColumn{DataType: "longtext", ColumnType: "longtext", Charset: "utf8mb4", JSON: true})},
+			info: ptr(InfoColumn{DataType: "longtext", ColumnType: "longtext", Charset: "utf8mb4", JSON: true})},
 			[][]byte{encString(`{"k": [1, 2.5, "x"], "s": "a  b \" c"}`, 4), encString(`[1,2]`, 4), encString("", 4)},
 			[]string{`json:"{\"k\":[1,2.5,\"x\"],\"s\":\"a  b \\\" c\"}"`, `json:"[1,2]"`, "null:"}},
-		{"geometry", testColumn{tp: mysql.MYSQL_TYPE_GEOMETRY, meta: 4}, [][]byte{encString(string(pointImage(4326, 1.5, -2)), 4)},
+		{"geometry", testColumn{tp: mysql.MYSQL_TYPE_GEOMETRY, meta: 4}, [][]byte{encString(string(wkbPoint(4326, 1.5, -2)), 4)},
 			[]string{`geometry:"{\"type\":\"Point\",\"coordinates\":[1.5,-2],\"srid\":4326}"`}},
 		{"bit(1)", testColumn{tp: mysql.MYSQL_TYPE_BIT, meta: 1}, [][]byte{{1}, {0}}, []string{"bool:true", "bool:false"}},
 		{"bit(5)", testColumn{tp: mysql.MYSQL_TYPE_BIT, meta: 5}, [][]byte{{0x15}, {0}}, []string{"bytes:15", "bytes:00"}},
@@ -627,7 +626,7 @@ func TestRowImageErrors(t *testing.T) {
 			fast, fastErr := tt.fast(t, replication.WRITE_ROWS_EVENTv2, e, data)
 			slow, slowErr := tt.slow(e, data)
 			compare(t, fast, fastErr, slow, slowErr)
-			if fastErr == nil || errors.Is(fastErr, schema.ErrFallback) {
+			if fastErr == nil || errors.Is(fastErr, ErrFallback) {
 				t.Fatalf("got %v, %v, want an error", describeValues(fast), fastErr)
 			}
 			t.Log(fastErr)
@@ -694,7 +693,7 @@ func TestRowImageTruncated(t *testing.T) {
 		for cut := 1; cut < len(full); cut++ {
 			e, data := tt.event(t, tp, slices.Clip(full[:cut]))
 			vals, err := tt.fast(t, tp, e, data)
-			if err == nil || errors.Is(err, schema.ErrFallback) {
+			if err == nil || errors.Is(err, ErrFallback) {
 				t.Fatalf("%s cut at %d of %d bytes: got %d values, %v; want an error", tp, cut, len(full), len(vals), err)
 			}
 			if _, err := tt.slow(e, data); err == nil {
@@ -705,7 +704,7 @@ func TestRowImageTruncated(t *testing.T) {
 }
 
 // TestRowImageFallback checks the events and values the row-image decoder leaves to
-// go-mysql, and that decodeImages then gives go-mysql's values.
+// go-mysql, and that DecodeImages then gives go-mysql's values.
 func TestRowImageFallback(t *testing.T) {
 	intCol := testColumn{tp: mysql.MYSQL_TYPE_LONG}
 	dt := testColumn{tp: mysql.MYSQL_TYPE_DATETIME2}
@@ -766,16 +765,16 @@ func TestRowImageFallback(t *testing.T) {
 			if update {
 				step = 2
 			}
-			mt := &mappedTable{Table: tt.table, plan: schema.NewRowPlan(tt.tm, tt.table)}
-			if (mt.plan == nil) != tc.noPlan {
-				t.Fatalf("plan %v, want %v", mt.plan != nil, !tc.noPlan)
+			plan := NewRowPlan(tt.tm, tt.table)
+			if (plan == nil) != tc.noPlan {
+				t.Fatalf("plan %v, want %v", plan != nil, !tc.noPlan)
 			}
-			if mt.plan.Matches(tc.tp, e) {
-				if _, err := mt.plan.Decode(data, update); !errors.Is(err, schema.ErrFallback) {
+			if plan.matches(tc.tp, e) {
+				if _, err := plan.decode(data, update); !errors.Is(err, ErrFallback) {
 					t.Fatalf("the row-image decoder takes the event: %v", err)
 				}
 			}
-			vals, err := decodeImages(&replication.EventHeader{EventType: tc.tp}, e, mt, data, true, step)
+			vals, err := DecodeImages(&replication.EventHeader{EventType: tc.tp}, e, tt.table, plan, data, true, step)
 			if tc.want == nil {
 				if err == nil {
 					t.Fatalf("got %v, want an error", describeValues(vals))
@@ -812,30 +811,30 @@ func TestRowPlan(t *testing.T) {
 	}
 	for _, tc := range noPlan {
 		tt := newTestTable(t, []testColumn{tc.col})
-		if p := schema.NewRowPlan(tt.tm, tt.table); p != nil {
+		if p := NewRowPlan(tt.tm, tt.table); p != nil {
 			t.Errorf("%s: a plan", tc.name)
 		}
 	}
 
 	// A Column of another class than the binlog type (a schema history out of step).
 	tt := newTestTable(t, []testColumn{{tp: mysql.MYSQL_TYPE_VARCHAR, meta: 10, collation: collUTF8MB4}})
-	tt.table.Columns[0].Class = schema.ClassDate
-	if p := schema.NewRowPlan(tt.tm, tt.table); p != nil {
+	tt.table.Columns[0].class = ClassDate
+	if p := NewRowPlan(tt.tm, tt.table); p != nil {
 		t.Error("a plan for a VARCHAR decoded as a DATE")
 	}
 
 	tt = newTestTable(t, []testColumn{{tp: mysql.MYSQL_TYPE_VARCHAR, meta: 10, collation: collUTF8MB4}})
-	plan := schema.NewRowPlan(tt.tm, tt.table)
+	plan := NewRowPlan(tt.tm, tt.table)
 	e, _ := tt.event(t, replication.WRITE_ROWS_EVENTv2, image(encString("a", 1)))
-	if !plan.Matches(replication.WRITE_ROWS_EVENTv2, e) {
+	if !plan.matches(replication.WRITE_ROWS_EVENTv2, e) {
 		t.Fatal("the plan does not take its table's event")
 	}
-	if plan.Matches(replication.PARTIAL_UPDATE_ROWS_EVENT, e) || plan.Matches(replication.WRITE_ROWS_EVENTv0, e) {
+	if plan.matches(replication.PARTIAL_UPDATE_ROWS_EVENT, e) || plan.matches(replication.WRITE_ROWS_EVENTv0, e) {
 		t.Error("the plan takes a partial update or a version 0 event")
 	}
 	other := *plan
-	other.Metas = []uint16{300} // VARCHAR of 300 bytes: 2 length bytes
-	if other.Matches(replication.WRITE_ROWS_EVENTv2, e) {
+	other.metas = []uint16{300} // VARCHAR of 300 bytes: 2 length bytes
+	if other.matches(replication.WRITE_ROWS_EVENTv2, e) {
 		t.Error("the plan takes the event of a table map with other metadata")
 	}
 }
@@ -858,8 +857,8 @@ func TestRowImageUncaptured(t *testing.T) {
 	if _, _, err := tt.parse(replication.WRITE_ROWS_EVENTv2, image(le(1, 4))); err == nil {
 		t.Fatal("the rows of a table that is not captured were kept")
 	}
-	if len(tt.pending.Images) != 0 {
-		t.Fatalf("%d pending events", len(tt.pending.Images))
+	if len(tt.pending.images) != 0 {
+		t.Fatalf("%d pending events", len(tt.pending.images))
 	}
 }
 
@@ -898,11 +897,11 @@ func fuzzColumns(spec []byte) []testColumn {
 		}
 		switch {
 		case flags&0x30 == 0x10:
-			c.info = ptr(schema.InfoColumn{DataType: "tinyint", ColumnType: "tinyint(1)"})
+			c.info = ptr(InfoColumn{DataType: "tinyint", ColumnType: "tinyint(1)"})
 		case flags&0x30 == 0x20:
-			c.info = ptr(schema.InfoColumn{DataType: "longtext", ColumnType: "longtext", JSON: true})
+			c.info = ptr(InfoColumn{DataType: "longtext", ColumnType: "longtext", JSON: true})
 		case flags&0x30 == 0x30:
-			c.info = ptr(schema.InfoColumn{DataType: "mediumint", ColumnType: "mediumint unsigned"})
+			c.info = ptr(InfoColumn{DataType: "mediumint", ColumnType: "mediumint unsigned"})
 		}
 		cols = append(cols, c)
 	}
@@ -959,12 +958,12 @@ func FuzzRowsDecode(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan := schema.NewRowPlan(tt.tm, tt.table)
-		if !plan.Matches(tp, e) {
+		plan := NewRowPlan(tt.tm, tt.table)
+		if !plan.matches(tp, e) {
 			return
 		}
-		fast, fastErr := plan.Decode(data, tp == replication.UPDATE_ROWS_EVENTv2)
-		if errors.Is(fastErr, schema.ErrFallback) {
+		fast, fastErr := plan.decode(data, tp == replication.UPDATE_ROWS_EVENTv2)
+		if errors.Is(fastErr, ErrFallback) {
 			return
 		}
 		slow, slowErr := tt.slow(e, data)
@@ -1014,24 +1013,15 @@ func BenchmarkRowsDecode(b *testing.B) {
 	b.Run("rowimage", func(b *testing.B) {
 		b.ReportAllocs()
 		e, data := parse()
-		plan := schema.NewRowPlan(tt.tm, tt.table)
-		if !plan.Matches(replication.WRITE_ROWS_EVENTv2, e) {
+		plan := NewRowPlan(tt.tm, tt.table)
+		if !plan.matches(replication.WRITE_ROWS_EVENTv2, e) {
 			b.Fatal("no plan")
 		}
 		for range b.N {
-			if _, err := plan.Decode(data, false); err != nil {
+			if _, err := plan.decode(data, false); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
 	})
-}
-
-// pointImage is a POINT as MySQL stores it: the SRID, then the WKB (little-endian).
-func pointImage(srid uint32, x, y float64) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, srid)
-	b = append(b, 1)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-	return binary.LittleEndian.AppendUint64(b, math.Float64bits(y))
 }

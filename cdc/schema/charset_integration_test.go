@@ -1,15 +1,15 @@
 //go:build integration
 
-package cdc
+package schema
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
@@ -73,7 +73,7 @@ func TestCharmapsMatchServer(t *testing.T) {
 			if *update {
 				continue
 			}
-			dec, err := schema.DecoderFor(cs)
+			dec, err := decoderFor(cs)
 			if err != nil {
 				t.Errorf("%s: %v", cs, err)
 			}
@@ -82,7 +82,7 @@ func TestCharmapsMatchServer(t *testing.T) {
 					t.Errorf("%s: no decoder", cs)
 					break
 				}
-				got, err := dec.Decode([]byte{byte(i)})
+				got, err := dec.decode([]byte{byte(i)})
 				want := string(r)
 				if r == unmapped {
 					want = string(utf8.RuneError)
@@ -94,12 +94,12 @@ func TestCharmapsMatchServer(t *testing.T) {
 		}
 		got := b.String()
 		if *update {
-			if err := os.WriteFile("schema/charmaps.txt", []byte(got), 0o644); err != nil {
+			if err := os.WriteFile("charmaps.txt", []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		if got != schema.CharmapsText {
+		if got != charmapsText {
 			t.Errorf("charmaps.txt differs from the server's tables (run with -update to accept):\n%s", got)
 		}
 	})
@@ -148,7 +148,7 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 		}
 		var fixes mbRuns
 		for _, cs := range sets {
-			dec, err := schema.DecoderFor(cs)
+			dec, err := decoderFor(cs)
 			if err != nil {
 				t.Fatalf("%s: %v", cs, err)
 			}
@@ -173,7 +173,7 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 						continue // not one character of the set
 					}
 					mapped++
-					plain, _ := schema.XtextDecoder{Enc: schema.XtextEncodings[cs]}.Decode(in)
+					plain, _ := xtextDecoder{enc: xtextEncodings[cs]}.decode(in)
 					if string(plain) != string(out) {
 						if len(in) == 1 {
 							t.Errorf("%s byte %x: the server gives %q, x/text %q", cs, in, out, plain)
@@ -182,7 +182,7 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 						fixes.add(cs, in, r)
 						fixed++
 					}
-					if got, err := dec.Decode(in); !*update && (err != nil || string(got) != string(out)) {
+					if got, err := dec.decode(in); !*update && (err != nil || string(got) != string(out)) {
 						t.Errorf("%s %x: decoder gives %q (%v), the server %q", cs, in, got, err, out)
 					}
 				}
@@ -195,12 +195,12 @@ WHERE MAXLEN > 1 AND CHARACTER_SET_NAME NOT IN ('utf8mb3', 'utf8mb4', 'ucs2', 'u
 		}
 		got := mbmapsHeader + fixes.String()
 		if *update {
-			if err := os.WriteFile("schema/mbmaps.txt", []byte(got), 0o644); err != nil {
+			if err := os.WriteFile("mbmaps.txt", []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		if got != schema.MBMapsText {
+		if got != mbmapsText {
 			t.Errorf("mbmaps.txt differs from the server's mappings (run with -update to accept)")
 		}
 	})
@@ -246,3 +246,6 @@ func (m *mbRuns) String() string {
 	m.flush()
 	return strings.Join(m.lines, "\n") + "\n"
 }
+
+// update rewrites charmaps.txt and mbmaps.txt from the server.
+var update = flag.Bool("update", false, "rewrite charmaps.txt and mbmaps.txt from the server")

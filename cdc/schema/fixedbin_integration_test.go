@@ -1,13 +1,12 @@
 //go:build integration
 
-package cdc
+package schema
 
 import (
 	"encoding/hex"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/internal/testenv"
 )
 
@@ -54,9 +53,9 @@ func TestFixedBinMatchesServer(t *testing.T) {
 		testenv.Exec(t, db, "CREATE TABLE f (u UUID, i4 INET4, i6 INET6)")
 		for _, tc := range []struct {
 			col  string
-			cl   schema.Class
+			cl   Class
 			size int
-		}{{"u", schema.ClassUUID, 16}, {"i4", schema.ClassInet4, 4}, {"i6", schema.ClassInet6, 16}} {
+		}{{"u", ClassUUID, 16}, {"i4", ClassInet4, 4}, {"i6", ClassInet6, 16}} {
 			for _, b := range fixedBinSamples(600, tc.size) {
 				var text string
 				err := db.QueryRow("SELECT CAST(CAST(UNHEX(?) AS "+map[string]string{"u": "UUID", "i4": "INET4", "i6": "INET6"}[tc.col]+") AS CHAR)",
@@ -64,10 +63,10 @@ func TestFixedBinMatchesServer(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %x: %v", tc.col, b, err)
 				}
-				if got := string(schema.AppendFixedBin(nil, tc.cl, b)); got != text {
+				if got := string(appendFixedBin(nil, tc.cl, b)); got != text {
 					t.Errorf("%s %x: ingest renders %s, the server %s", tc.col, b, got, text)
 				}
-				if back, ok := schema.ParseFixedBin(tc.cl, []byte(text)); !ok || hex.EncodeToString(back) != hex.EncodeToString(b) {
+				if back, ok := parseFixedBin(tc.cl, []byte(text)); !ok || hex.EncodeToString(back) != hex.EncodeToString(b) {
 					t.Errorf("%s %s: reads back as %x", tc.col, text, back)
 				}
 			}
