@@ -93,6 +93,15 @@ const (
 	Dropped
 	// Truncated: TRUNCATE TABLE; Schema is the shape, unchanged (Previous).
 	Truncated
+	// Resnapshotting is no statement: the table is about to be snapshotted again while it
+	// is captured (it joins the captured set, or `ingest resnapshot` asked for it). A sink
+	// that keeps the last record per key notes where the table's records end. Schema names
+	// the table; Statement says why.
+	Resnapshotting
+	// Resnapshotted is no statement: the snapshot that Resnapshotting began has written
+	// every row the table had. A key of the table that it did not write is no longer in the
+	// table, and a sink that keeps the last record per key writes a tombstone for it.
+	Resnapshotted
 )
 
 // Batch is a run of changes from one source transaction, in commit order.

@@ -186,7 +186,8 @@ func (c *captureSet) warnLocked(id change.TableID, noCreate bool) {
 // includeNow is the fix that includes a table not captured now, rows and all.
 func includeNow(withSnapshot bool, stateDir string) string {
 	if withSnapshot {
-		return "re-snapshot (stop the pipeline and remove the state directory " + stateDir + ") to include it now"
+		return "run `ingest resnapshot` of the table to include it now (a running apply takes it within seconds; " +
+			"docs/output.md, \"Tables snapshotted again\")"
 	}
 	return "to include it now with its rows, snapshot it: start the pipeline afresh with scan.startup.mode initial " +
 		"(stop it and remove the state directory " + stateDir + ")"

@@ -61,7 +61,7 @@ func TestCaptureSet(t *testing.T) {
 			t.Errorf("newly %v: %d warnings:\n%s", c.newly, n, logs)
 		}
 		if c.warning != "" && (!strings.Contains(logs, "table d.n matches source.tables but is not captured") ||
-			!strings.Contains(logs, c.warning) || !strings.Contains(logs, "remove the state directory STATE")) {
+			!strings.Contains(logs, c.warning) || !strings.Contains(logs, "run `ingest resnapshot` of the table")) {
 			t.Errorf("newly %v: warning:\n%s", c.newly, logs)
 		}
 	}

@@ -2,9 +2,11 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ingestkit/ingest/cdc"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
@@ -42,17 +44,23 @@ type join struct {
 	from   binlogpos.Position // where the stream resumes: the stored position
 	pos    []byte             // the stored position as stored, for the chunks' checkpoints
 	state  upsert.State       // what each of the join's chunks stores: the captured set with the joined tables pending
+	// requested are the tables of the re-snapshot request when the join began: they leave
+	// the request once the pending set is stored.
+	requested []change.TableID
 }
 
 // Reasons a table joins the captured set.
 const (
 	joinPatternGrew = "pattern grew: it matches source.tables now and did not match the selection the stored state was made with"
 	joinInterrupted = "its snapshot, begun by an earlier run, was interrupted"
+	joinRequested   = "requested: ingest resnapshot asked for it"
 )
 
 // joinCandidates returns the tables that join the captured set p and why, given the tables
-// that match now (listed) and whether each matched the stored selection (old, nil: it did).
-func joinCandidates(p *snapshot.Progress, listed []change.TableID, old func(db, table string) bool) ([]change.TableID, map[change.TableID]string) {
+// that match now (listed), whether each matched the stored selection (old, nil: it did) and
+// the tables a re-snapshot request names.
+func joinCandidates(p *snapshot.Progress, listed []change.TableID, old func(db, table string) bool,
+	requested []change.TableID) ([]change.TableID, map[change.TableID]string) {
 	in := map[change.TableID]snapshot.TableState{}
 	for _, t := range p.Tables {
 		in[t.ID()] = t
@@ -64,6 +72,8 @@ func joinCandidates(p *snapshot.Progress, listed []change.TableID, old func(db, 
 		switch {
 		case ok && t.Snapshotted() && !t.Done:
 			why[id] = joinInterrupted
+		case slices.Contains(requested, id): // captured or not (skipped, created while not followed)
+			why[id] = joinRequested
 		case ok:
 			continue
 		case old != nil && !old(id.DB, id.Table):
@@ -110,7 +120,15 @@ func storedSelection(stored string, changed bool) (*route.Filter, string) {
 // stored state reflects it.
 func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint, sink *upsert.Sink) error {
 	p := ph.progress
-	if !ph.stream || ph.runSnap || p == nil || !p.Done || !p.HasTables() || r.def.Source.StartupMode != pipeline.StartupInitial {
+	requested, err := r.resnapshotRequest()
+	if err != nil {
+		return err
+	}
+	if !r.joinable(ph) {
+		if len(requested) > 0 {
+			r.log.Warn("a re-snapshot is requested (ingest resnapshot) but is not done in this run: it waits for a run that "+
+				"streams after a finished initial snapshot (scan.startup.mode initial)", "tables", fmt.Sprint(requested))
+		}
 		return r.store.RecordTables()
 	}
 	oldSel, note := storedSelection(r.store.Tables(), r.store.TablesChanged())
@@ -138,8 +156,17 @@ func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint
 		r.log.Warn("table "+id.String()+" is in the stored captured set but source.tables does not match it now: it is no longer captured; "+
 			"its topic keeps what it holds", "table", id.String())
 	}
-	joined, why := joinCandidates(p, ids, old)
+	for _, id := range requested {
+		if !slices.Contains(ids, id) {
+			r.log.Warn("table "+id.String()+" is named by the re-snapshot request but source.tables does not capture it now "+
+				"(or it does not exist): it is not snapshotted, and leaves the request", "table", id.String())
+		}
+	}
+	joined, why := joinCandidates(p, ids, old, requested)
 	if len(joined) == 0 {
+		if err := r.store.ResnapshotTaken(stateTables(requested)); err != nil {
+			return err
+		}
 		return r.store.RecordTables()
 	}
 	from := ph.from
@@ -154,9 +181,12 @@ func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint
 	pending.Tables = slices.Clone(p.Tables)
 	redo := false
 	for _, id := range joined {
-		if why[id] == joinInterrupted {
+		switch why[id] {
+		case joinInterrupted:
 			redo = true
 			continue
+		case joinRequested: // snapshotted from scratch, even if the stream captured it from its CREATE
+			pending.Tables = slices.DeleteFunc(pending.Tables, func(t snapshot.TableState) bool { return t.ID() == id })
 		}
 		pending.Tables = append(pending.Tables, snapshot.TableState{DB: id.DB, Table: id.Table})
 	}
@@ -171,7 +201,7 @@ func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint
 	if st.SchemaParts, err = r.history.split(stored.Schema); err != nil {
 		return err
 	}
-	j := &join{tables: joined, why: why, from: from, pos: []byte(stored.Position), state: st}
+	j := &join{tables: joined, why: why, from: from, pos: []byte(stored.Position), state: st, requested: requested}
 	var resume *snapshot.Progress
 	if redo {
 		resume = &snapshot.Progress{Since: from.String()} // tombstones for what the interrupted join emitted
@@ -190,10 +220,10 @@ func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint
 		if err := sink.StoreState(ctx, upsert.Checkpoint{Position: j.pos, State: st}); err != nil {
 			return err
 		}
-		if err := r.store.RecordTables(); err != nil {
+		if err := r.joinStored(j); err != nil {
 			return err
 		}
-	} // exactly-once: the first chunk's transaction stores the pending set; acked records the selection
+	} // exactly-once: the first chunk's transaction stores the pending set; acked calls joinStored
 	ph.join = j
 	return nil
 }
@@ -213,8 +243,14 @@ func (r *run) joinInput(b change.Batch) upsert.Input {
 func (r *run) runJoin(ctx context.Context, ph *phases, out chan<- change.Batch) error {
 	j := ph.join
 	r.log.Info("snapshot of the tables joining the captured set started", "tables", len(j.tables))
+	if !sendBatch(ctx, out, j.markers(change.Resnapshotting)) {
+		return nil
+	}
 	if err := j.snap.Run(ctx, out); err != nil || ctx.Err() != nil {
 		return err
+	}
+	if !sendBatch(ctx, out, j.markers(change.Resnapshotted)) {
+		return nil
 	}
 	jp := j.snap.Progress()
 	combined := *ph.progress
@@ -242,4 +278,90 @@ func (r *run) runJoin(ctx context.Context, ph *phases, out chan<- change.Batch) 
 	r.log.Info("snapshot of the tables joining the captured set finished; the stream resumes from the stored position",
 		"tables", len(j.tables), "chunks", len(jp.Chunks), "rows", rows, "position", j.from.String())
 	return nil
+}
+
+// markers returns a batch of one marker of kind for each joining table: the upsert sink
+// tombstones, at the Resnapshotted marker, the keys of the table that its topics hold and
+// the join's snapshot did not write (upsert/clear.go).
+func (j *join) markers(kind change.DDLKind) change.Batch {
+	b := change.Batch{End: true, CommitTime: time.Now()}
+	for _, id := range j.tables {
+		b.Changes = append(b.Changes, change.Change{Op: change.SchemaChange, Schema: &change.Schema{Table: id},
+			DDL: &change.DDL{Kind: kind, Statement: "ingest: the table is snapshotted again (" + j.why[id] + ")"}})
+	}
+	return b
+}
+
+// sendBatch sends b on out unless ctx ends first.
+func sendBatch(ctx context.Context, out chan<- change.Batch, b change.Batch) bool {
+	select {
+	case out <- b:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// resnapshotRequest returns the tables of the pipeline's re-snapshot request
+// (state/resnapshot.go).
+func (r *run) resnapshotRequest() ([]change.TableID, error) {
+	tables, err := state.ResnapshotRequested(r.store.Dir())
+	ids := make([]change.TableID, len(tables))
+	for i, t := range tables {
+		ids[i] = change.TableID{DB: t.DB, Table: t.Table}
+	}
+	return ids, err
+}
+
+// joinStored records, once the captured set with the joined tables pending is stored, the
+// table selection in the state directory and takes the join's tables out of the
+// re-snapshot request: a run stopped from then on does the join again as interrupted.
+func (r *run) joinStored(j *join) error {
+	if err := r.store.ResnapshotTaken(stateTables(j.requested)); err != nil {
+		return err
+	}
+	return r.store.RecordTables()
+}
+
+// stateTables converts table ids for the state package.
+func stateTables(ids []change.TableID) []state.Table {
+	out := make([]state.Table, len(ids))
+	for i, id := range ids {
+		out[i] = state.Table{DB: id.DB, Table: id.Table}
+	}
+	return out
+}
+
+// joinable reports whether tables can join the captured set at the start of this run: it
+// streams after a finished initial snapshot whose captured set is stored.
+func (r *run) joinable(ph *phases) bool {
+	p := ph.progress
+	return ph.stream && !ph.runSnap && p != nil && p.Done && p.HasTables() && r.def.Source.StartupMode == pipeline.StartupInitial
+}
+
+// errRestartRequested ends a run that is to start again at once from what it stored, to
+// take a re-snapshot request.
+var errRestartRequested = errors.New("restart requested")
+
+// resnapshotPoll is how often a running pipeline looks for a re-snapshot request.
+const resnapshotPoll = 2 * time.Second
+
+// watchResnapshot ends the run with errRestartRequested once the state directory holds a
+// re-snapshot request (`ingest resnapshot`): the supervisor starts the next run at once,
+// and its planJoin snapshots the tables. It stops with ctx.
+func (r *run) watchResnapshot(ctx context.Context) error {
+	t := time.NewTicker(resnapshotPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if tables, err := state.ResnapshotRequested(r.store.Dir()); err == nil && len(tables) > 0 {
+			r.log.Info("re-snapshot requested: the pipeline stops and starts again from its stored position to snapshot the tables",
+				"tables", fmt.Sprint(tables))
+			return errRestartRequested
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ingestkit/ingest/internal/testenv"
 	"github.com/ingestkit/ingest/metrics"
 	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/state"
 )
 
 // background runs the pipeline in a goroutine until stop is called (or it returns by
@@ -394,6 +395,102 @@ func TestLcTablesWidened(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), "table "+name+".a is in the stored captured set but source.tables does not match it now") {
 				t.Errorf("no warning of a leaving:\n%s", logs)
+			}
+		})
+	}
+}
+
+// TestLcResnapshot: the state directory is lost, rows are deleted while no state exists,
+// and a fresh start snapshots the tables again: the topic keeps the deleted keys. `ingest
+// resnapshot` of the table (its request, state.RequestResnapshot) makes the next run
+// snapshot it again and tombstone the keys it no longer has, so the materialised topic
+// equals the table; the other table continues from its position (no record twice). A
+// running pipeline takes a request within seconds.
+func TestLcResnapshot(t *testing.T) {
+	for _, c := range []struct{ name, sink string }{
+		{"at-least-once", ""},
+		{"exactly-once", "  sink.delivery-guarantee: exactly-once"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name, db := testenv.Database(t)
+			testenv.Exec(t, db, "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO a SELECT seq, CONCAT('v', seq) FROM seq_1_to_2000",
+				"CREATE TABLE b (id INT PRIMARY KEY, v VARCHAR(20))",
+				"INSERT INTO b VALUES (1,'b1'),(2,'b2')")
+			def := definition(t, name, "", c.sink)
+			cleanupTopics(t, name+".a", name+".b")
+			dir := t.TempDir()
+			applyUntilCaughtUp(t, def, dir)
+
+			// The state is lost (--reset-state: directory and state topic) while rows are
+			// deleted; the fresh start snapshots anew, and the topic keeps the deleted keys.
+			testenv.Exec(t, db, "DELETE FROM a WHERE id <= 300")
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			err := Run(ctx, def, Options{StateDir: dir, UntilCaughtUp: true, ResetState: true})
+			cancel()
+			if err != nil {
+				t.Fatalf("Run --reset-state: %v", err)
+			}
+			if got := materialize(consumeCommitted(t, name+".a")); len(got) != 2000 {
+				t.Fatalf("after the fresh start the topic of a holds %d keys, want the 2000 of before", len(got))
+			}
+			ids, err := ResnapshotTables(def, []string{name + ".a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ResnapshotTables(def, []string{"other.t"}); err == nil {
+				t.Error("ResnapshotTables accepted a table that source.tables does not capture")
+			}
+			if err := state.RequestResnapshot(dir, ids); err != nil {
+				t.Fatal(err)
+			}
+			testenv.Exec(t, db, "UPDATE a SET v = 'changed' WHERE id = 301", "INSERT INTO b VALUES (3,'b3')")
+			bBefore := len(consumeCommitted(t, name+".b"))
+
+			log, logs := bufferLogger()
+			ctx, cancel = context.WithTimeout(context.Background(), 90*time.Second)
+			err = Run(ctx, def, Options{StateDir: dir, UntilCaughtUp: true, Logger: log})
+			cancel()
+			if err != nil {
+				t.Fatalf("Run: %v; log:\n%s", err, logs)
+			}
+			if got, want := materialize(consumeCommitted(t, name+".a")), tableState(t, db, "a"); !maps.Equal(got, want) {
+				t.Errorf("a: the topic holds %d keys, the table %d rows", len(got), len(want))
+			}
+			if got, want := materialize(consumeCommitted(t, name+".b")), tableState(t, db, "b"); !maps.Equal(got, want) {
+				t.Errorf("b: the topic holds %v, want %v", got, want)
+			}
+			if n := len(consumeCommitted(t, name+".b")); n != bBefore+1 {
+				t.Errorf("b: %d records after the re-snapshot of a, want %d (its one new row): b was read again", n, bBefore+1)
+			}
+			if want := "re-snapshot of " + name + ".a: 300 tombstones written to " + name + ".a"; !strings.Contains(logs.String(), want) {
+				t.Errorf("no line %q:\n%s", want, logs)
+			}
+			if left, err := state.ResnapshotRequested(dir); err != nil || len(left) != 0 {
+				t.Errorf("the request is still there after the re-snapshot: %v %v", left, err)
+			}
+
+			// A running pipeline takes a request within seconds, and goes on streaming.
+			log, logs = bufferLogger()
+			run := runBackground(def, Options{StateDir: dir, Logger: log})
+			defer run.stop()
+			testenv.Exec(t, db, "INSERT INTO b VALUES (4,'b4')")
+			waitTopic(t, name+".b", tableState(t, db, "b"), run)
+			if err := state.RequestResnapshot(dir, ids); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(logs.String(), "re-snapshot of "+name+".a: 0 tombstones written") {
+				if time.Now().After(deadline) {
+					t.Fatalf("the running pipeline did not take the request within a minute:\n%s", logs)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			testenv.Exec(t, db, "DELETE FROM a WHERE id = 302", "INSERT INTO b VALUES (5,'b5')")
+			waitTopic(t, name+".a", tableState(t, db, "a"), run)
+			waitTopic(t, name+".b", tableState(t, db, "b"), run)
+			if err := run.stop(); err != nil {
+				t.Fatalf("Run: %v; log:\n%s", err, logs)
 			}
 		})
 	}

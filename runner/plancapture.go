@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ingestkit/ingest/cdc/snapshot"
+	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/pipeline"
+	"github.com/ingestkit/ingest/route"
 	"github.com/ingestkit/ingest/state"
 )
 
@@ -21,7 +24,7 @@ func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
 	mode := def.Source.StartupMode
 	withSnapshot := mode == pipeline.StartupInitial || mode == pipeline.StartupSnapshot
 	newly := def.Source.BinlogNewlyAddedTables
-	_, cp, err := state.Peek(dir)
+	id, cp, err := state.Peek(dir)
 	switch {
 	case err != nil:
 		return // startReason has said it
@@ -46,7 +49,11 @@ func (rep *Report) addCapture(def *pipeline.Definition, dir string) {
 		rep.Warnings = append(rep.Warnings, "state "+dir+": "+migrated)
 	}
 	resumes := withSnapshot && snapshotUnderWay(&p)
-	rep.markCaptured(p, resumes, newly, includeNow(withSnapshot, dir))
+	var joins map[string]string
+	if mode == pipeline.StartupInitial && p.Done && p.HasTables() {
+		joins = rep.planJoins(def, dir, id, &p)
+	}
+	rep.markCaptured(p, resumes, newly, includeNow(withSnapshot, dir), joins)
 	switch {
 	case resumes:
 		rep.Start = fmt.Sprintf("the snapshot will resume from the state in %s (%d chunks done), then the binlog", dir, len(p.Chunks))
@@ -75,7 +82,7 @@ func (rep *Report) freshStart(def *pipeline.Definition, dir string) string {
 // that is not captured cannot stop apply: its problems (no primary key) are left out of
 // Problems. A table created after the start that has no key yet is decided at its first
 // rows (scan.binlog.newly-added-table.keyless), which Capture says.
-func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow string) {
+func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow string, joins map[string]string) {
 	set := map[string]snapshot.TableState{}
 	for _, t := range p.Tables {
 		set[t.ID().String()] = t
@@ -84,7 +91,12 @@ func (rep *Report) markCaptured(p snapshot.Progress, resumes, newly bool, fixNow
 		t := &rep.Tables[i]
 		st, ok := set[t.Table]
 		captured := true
-		switch {
+		switch why := joins[t.Table]; {
+		case why == joinRequested && ok && st.Skipped == "":
+			t.Capture = "snapshotted again at the next start (ingest resnapshot asked for it), before the stream resumes; " +
+				"then the keys its topics hold that the table no longer has get tombstones"
+		case why != "":
+			t.Capture = "joins the captured set at the next start: it is snapshotted before the stream resumes from the stored position (" + why + ")"
 		case ok && st.Skipped == snapshot.SkippedNoKey:
 			t.Capture = "not captured: created after the start (at " + st.From + ") without a primary key, and it had none at its first rows " +
 				"(scan.binlog.newly-added-table.keyless: skip); to include it, give it a key and " + fixNow
@@ -142,4 +154,48 @@ func laterTables(s *pipeline.Source) string {
 	}
 	return "tables created later that match source.tables are captured from their CREATE TABLE (scan.binlog.newly-added-table.enabled), " +
 		"with the key they have after the DDL of their creation; " + keyless
+}
+
+// planJoins returns, for a pipeline whose initial snapshot is done, the matched tables that
+// join the captured set at the next start and why (as planJoin decides), and adds a warning
+// for each table of the set that leaves it.
+func (rep *Report) planJoins(def *pipeline.Definition, dir string, id *state.Identity, p *snapshot.Progress) map[string]string {
+	filter, err := route.NewFilter(def.Source.Tables, def.Source.Exclude)
+	if err != nil {
+		return nil
+	}
+	for _, t := range leaving(p, filter.Match) {
+		rep.Warnings = append(rep.Warnings, t.String()+" leaves the captured set at the next start: source.tables does not match it now; "+
+			"it is no longer captured, and its topic keeps what it holds")
+	}
+	var old func(db, table string) bool
+	if id != nil {
+		oldSel, note := storedSelection(id.Tables, id.Tables != tablesIdentity(def))
+		if note != "" {
+			rep.Warnings = append(rep.Warnings, note)
+		}
+		if oldSel != nil {
+			old = oldSel.Match
+		}
+	}
+	listed := make([]change.TableID, 0, len(rep.Tables))
+	for _, t := range rep.Tables {
+		if db, table, ok := strings.Cut(t.Table, "."); ok {
+			listed = append(listed, change.TableID{DB: db, Table: table})
+		}
+	}
+	var requested []change.TableID
+	if tables, err := state.ResnapshotRequested(dir); err != nil {
+		rep.Problems = append(rep.Problems, "error: "+err.Error())
+	} else {
+		for _, t := range tables {
+			requested = append(requested, change.TableID{DB: t.DB, Table: t.Table})
+		}
+	}
+	ids, why := joinCandidates(p, listed, old, requested)
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		out[id.String()] = why[id]
+	}
+	return out
 }

@@ -206,6 +206,9 @@ func restarting(ctx context.Context, once func(context.Context) (running bool, e
 		began := time.Now()
 		running, err := once(ctx)
 		ran = ran || running
+		if ctx.Err() == nil && errors.Is(err, errRestartRequested) {
+			continue // at once, and not counted: nothing failed
+		}
 		if ctx.Err() != nil || !ran || !fault.IsRetryable(err) {
 			return err
 		}
@@ -388,6 +391,9 @@ func (r *run) run(ctx context.Context) error {
 	})
 	if !r.exactlyOnce() {
 		g.Go(func() error { return r.saveLoop(gctx, sinkDone) })
+	}
+	if r.joinable(ph) && !r.opts.UntilCaughtUp {
+		g.Go(func() error { return r.watchResnapshot(gctx) })
 	}
 	go r.showStatus(sinkDone)
 	err = g.Wait()
@@ -698,7 +704,7 @@ func (r *run) acked(cp upsert.Checkpoint) {
 		r.m.KafkaTransactions.Inc()
 		if r.phases != nil && r.phases.join != nil {
 			r.recordTables.Do(func() { // the pending join is committed: the selection is the state's
-				if err := r.store.RecordTables(); err != nil {
+				if err := r.joinStored(r.phases.join); err != nil {
 					r.log.Warn("could not record the table selection in the state directory", "state", r.store.Dir(), "err", err)
 				}
 			})

@@ -17,7 +17,7 @@ type RefusedError struct {
 	Position  string // the source position after the statement
 }
 
-var ddlKindNames = [...]string{"schema change", "drop", "truncate"}
+var ddlKindNames = [...]string{"schema change", "drop", "truncate", "re-snapshot", "re-snapshot"}
 
 func (e *RefusedError) Error() string {
 	what := "schema change"

@@ -38,6 +38,14 @@ import (
 //     DDL's position.
 //
 // Every such statement is logged, with what was written, or why nothing was.
+//
+// A table snapshotted again while it is captured (joining the captured set, or asked for by
+// `ingest resnapshot`) is framed by two markers, SchemaChanges of kinds Resnapshotting and
+// Resnapshotted. At the first, the sink makes everything written before visible (step 1)
+// and notes the end offset of each partition of the table's topics. At the second, it reads
+// the topics back as above and writes a tombstone for each live key of the table whose last
+// record is before the noted offsets: the snapshot did not write it, so the table no longer
+// has it (the runner resumes the stream only after the second marker).
 
 // clearWait bounds the wait for a topic's last stable offset to reach its end offset.
 const clearWait = 10 * time.Second
@@ -50,6 +58,10 @@ const readBackStall = 30 * time.Second
 type clearing struct {
 	tables map[change.TableID]*clearedTable
 }
+
+// resnapshotMarks are, per table being snapshotted again and per topic of it, the end
+// offsets of the topic's partitions when the table's Resnapshotting marker was written.
+type resnapshotMarks map[change.TableID]map[string]map[int32]int64
 
 // clearedTable is what the read-back found of one table.
 type clearedTable struct {
@@ -65,25 +77,41 @@ type clearedTopic struct {
 	took    time.Duration
 }
 
-// clears reports whether a change is a statement that empties its table.
+// clears reports whether a change is a statement that empties its table, or the end of a
+// re-snapshot, which empties it of the keys the snapshot did not write.
 func clears(c *change.Change) bool {
-	return c.Op == change.SchemaChange && c.DDL != nil && (c.DDL.Kind == change.Truncated || c.DDL.Kind == change.Dropped)
+	return ddlKind(c, change.Truncated) || ddlKind(c, change.Dropped) || ddlKind(c, change.Resnapshotted)
+}
+
+// ddlKind reports whether c is a SchemaChange of kind k.
+func ddlKind(c *change.Change, k change.DDLKind) bool {
+	return c.Op == change.SchemaChange && c.DDL != nil && c.DDL.Kind == k
 }
 
 // prepareClear does steps 1 and 2 for the batch's statements that empty a table, before
 // any of the batch is written. It returns nil when the batch has none, or when the sink
 // writes no tombstones for them.
 func (s *Sink) prepareClear(ctx context.Context, b *Input) (*clearing, error) {
-	var ids []change.TableID
+	var ids, marked []change.TableID
+	resnapshotted := map[change.TableID]bool{}
 	for i := range b.Changes {
-		if c := &b.Changes[i]; clears(c) && c.Schema != nil {
+		c := &b.Changes[i]
+		switch {
+		case c.Schema == nil:
+		case clears(c):
 			ids = append(ids, c.Schema.Table)
+			resnapshotted[c.Schema.Table] = c.DDL.Kind == change.Resnapshotted
+		case ddlKind(c, change.Resnapshotting):
+			marked = append(marked, c.Schema.Table)
 		}
 	}
-	if len(ids) == 0 || !s.tombstonesOn() {
+	if len(ids)+len(marked) == 0 || !s.tombstonesOn() {
 		return nil, nil
 	}
 	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.markResnapshots(ctx, marked); err != nil {
 		return nil, err
 	}
 	cl := &clearing{tables: map[change.TableID]*clearedTable{}}
@@ -93,7 +121,15 @@ func (s *Sink) prepareClear(ctx context.Context, b *Input) (*clearing, error) {
 		}
 		ct := &clearedTable{}
 		for _, topic := range s.topicsOf(id) {
-			t, err := s.readBack(ctx, id, topic)
+			var before map[int32]int64
+			if resnapshotted[id] {
+				if before = s.marks[id][topic]; before == nil {
+					s.log.Warn("upsert: re-snapshot of "+id.String()+" ended without its start mark: no key is tombstoned in "+topic,
+						"table", id.String(), "topic", topic)
+					before = map[int32]int64{} // nothing is known to be stale
+				}
+			}
+			t, err := s.readBack(ctx, id, topic, before)
 			if err != nil {
 				return nil, err
 			}
@@ -102,6 +138,25 @@ func (s *Sink) prepareClear(ctx context.Context, b *Input) (*clearing, error) {
 		cl.tables[id] = ct
 	}
 	return cl, nil
+}
+
+// markResnapshots notes, for each table about to be snapshotted again, the end offsets of
+// its topics' partitions; what the sink wrote before is visible (settle).
+func (s *Sink) markResnapshots(ctx context.Context, ids []change.TableID) error {
+	for _, id := range ids {
+		if s.marks == nil {
+			s.marks = resnapshotMarks{}
+		}
+		s.marks[id] = map[string]map[int32]int64{}
+		for _, topic := range s.topicsOf(id) {
+			ends, err := listOffsets(ctx, s.admin.ListEndOffsets, topic)
+			if err != nil {
+				return wrap("re-snapshot: end offsets", topic, id, nil, err)
+			}
+			s.marks[id][topic] = ends
+		}
+	}
+	return nil
 }
 
 // settle makes every record written so far visible to a read_committed reader: with
@@ -126,8 +181,9 @@ func (s *Sink) settle(ctx context.Context) error {
 	return s.failure()
 }
 
-// readBack reads topic and returns the live keys of table in it.
-func (s *Sink) readBack(ctx context.Context, table change.TableID, topic string) (clearedTopic, error) {
+// readBack reads topic and returns the live keys of table in it; with before, only those
+// whose last record is before the offset before gives its partition.
+func (s *Sink) readBack(ctx context.Context, table change.TableID, topic string, before map[int32]int64) (clearedTopic, error) {
 	start := time.Now()
 	out := clearedTopic{topic: topic}
 	shared := s.cfg.SharedTopic == nil || s.cfg.SharedTopic(table, topic)
@@ -162,6 +218,8 @@ func (s *Sink) readBack(ctx context.Context, table change.TableID, topic string)
 	type live struct {
 		mine bool
 		at   int64 // order of the last record
+		part int32 // the last record's partition and offset
+		off  int64
 	}
 	keys := map[string]live{}
 	var order int64
@@ -205,7 +263,7 @@ func (s *Sink) readBack(ctx context.Context, table change.TableID, topic string)
 				return
 			}
 			order++
-			keys[k] = live{mine: mine, at: order}
+			keys[k] = live{mine: mine, at: order, part: r.Partition, off: r.Offset}
 		})
 	}
 	type keyAt struct {
@@ -214,9 +272,12 @@ func (s *Sink) readBack(ctx context.Context, table change.TableID, topic string)
 	}
 	var mine []keyAt
 	for k, l := range keys {
-		if !l.mine {
+		switch {
+		case !l.mine:
 			out.foreign++
 			continue
+		case before != nil && l.off >= before[l.part]:
+			continue // written since the mark: the table has it
 		}
 		mine = append(mine, keyAt{[]byte(k), l.at})
 	}
@@ -275,22 +336,7 @@ func tableOf(hs []kgo.RecordHeader) (db, table string, ok bool) {
 // has no partitions.
 func (s *Sink) stableRange(ctx context.Context, topic string) (from, to map[int32]int64, err error) {
 	offsets := func(list func(context.Context, ...string) (kadm.ListedOffsets, error)) (map[int32]int64, error) {
-		listed, err := list(ctx, topic)
-		if err != nil {
-			return nil, err
-		}
-		m := map[int32]int64{}
-		var lerr error
-		listed.Each(func(o kadm.ListedOffset) {
-			switch {
-			case errors.Is(o.Err, kerr.UnknownTopicOrPartition):
-			case o.Err != nil:
-				lerr = o.Err
-			default:
-				m[o.Partition] = o.Offset
-			}
-		})
-		return m, lerr
+		return listOffsets(ctx, list, topic)
 	}
 	ends, err := offsets(s.admin.ListEndOffsets)
 	if err != nil {
@@ -324,13 +370,38 @@ func (s *Sink) stableRange(ctx context.Context, topic string) (from, to map[int3
 	}
 }
 
+// listOffsets returns the offsets that list gives for each partition of topic; a topic that
+// does not exist has none.
+func listOffsets(ctx context.Context, list func(context.Context, ...string) (kadm.ListedOffsets, error), topic string) (map[int32]int64, error) {
+	listed, err := list(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	m := map[int32]int64{}
+	var lerr error
+	listed.Each(func(o kadm.ListedOffset) {
+		switch {
+		case errors.Is(o.Err, kerr.UnknownTopicOrPartition):
+		case o.Err != nil:
+			lerr = o.Err
+		default:
+			m[o.Partition] = o.Offset
+		}
+	})
+	return m, lerr
+}
+
 // writeClear writes the tombstones of a statement that empties a table (or, without
 // Config.TruncateTombstones, nothing), and logs what it did.
 func (s *Sink) writeClear(ctx context.Context, cl *clearing, c *change.Change, commit time.Time) error {
 	table := c.Schema.Table
-	what := "TRUNCATE TABLE"
-	if c.DDL.Kind == change.Dropped {
+	what, had := "TRUNCATE TABLE", "one per key the table had there"
+	switch c.DDL.Kind {
+	case change.Dropped:
 		what = "DROP TABLE (or RENAME TABLE away)"
+	case change.Resnapshotted:
+		what, had = "re-snapshot", "one per key the table had there and no longer has (the snapshot did not write it)"
+		defer delete(s.marks, table)
 	}
 	if !s.tombstonesOn() {
 		why := "sink.truncate.tombstones is false; its topics keep the table's last records"
@@ -365,8 +436,8 @@ func (s *Sink) writeClear(ctx context.Context, cl *clearing, c *change.Change, c
 				return err
 			}
 		}
-		s.log.Info(fmt.Sprintf("upsert: %s of %s: %d tombstones written to %s, one per key the table had there (read back %d records in %s)",
-			what, table, len(t.keys), t.topic, t.records, t.took.Round(time.Millisecond)),
+		s.log.Info(fmt.Sprintf("upsert: %s of %s: %d tombstones written to %s, %s (read back %d records in %s)",
+			what, table, len(t.keys), t.topic, had, t.records, t.took.Round(time.Millisecond)),
 			"table", table.String(), "topic", t.topic, "statement", c.DDL.Statement, "position", c.DDL.Position)
 		if t.foreign > 0 {
 			s.log.Warn(fmt.Sprintf("upsert: %s of %s: %d keys of %s carry no table headers and other tables write to the topic: "+

@@ -202,6 +202,8 @@ type Sink struct {
 	started   bool
 	closeOnce sync.Once
 
+	marks resnapshotMarks // where the records of the tables snapshotted again begin (clear.go)
+
 	txnChanges   bool         // the source transaction being written had changes so far
 	stopBy       atomic.Int64 // StopBy, Unix nanoseconds; 0: not set
 	stopDeadline time.Time    // when the stop begun by Run must be over; zero until then

@@ -158,7 +158,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "text", "`FORMAT` of the logs on stderr: text or json")
 	a.addKMSFlags(root)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.serveCommand(), a.statusCommand(), a.tailCommand(), a.versionCommand())
+	root.AddCommand(a.validateCommand(), a.planCommand(), a.applyCommand(), a.resnapshotCommand(), a.serveCommand(), a.statusCommand(), a.tailCommand(), a.versionCommand())
 	return root
 }
 
@@ -252,6 +252,28 @@ last log line; nothing acknowledged is lost), 2 invalid pipeline or usage.
 	f.StringVar(&a.metricsAddr, "metrics-addr", "", "serve /metrics and /healthz on `HOST:PORT` (127.0.0.1:9090: this host only; :9090: every interface, with a warning); bound first, exit 1 if it cannot be")
 	f.BoolVar(&a.pprof, "pprof", false, "also serve the Go profiles under /debug/pprof/ on --metrics-addr (they show memory and the command line)")
 	f.DurationVar(&a.stopTimeout, "stop-timeout", upsert.DefaultStopTimeout, "on SIGTERM, SIGINT or SIGHUP: exit within `DURATION`; what is not written to Kafka by then is left for the next run")
+	return cmd
+}
+
+func (a *app) resnapshotCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "resnapshot PIPELINE.yaml TABLE...",
+		Short: "Snapshot tables (db.table) of a pipeline again, and tombstone the keys their topics hold and the tables do not",
+		Long: `Snapshot tables (db.table) of a pipeline again, while the other tables keep their position.
+
+The request is stored in the pipeline's state directory (--state, by default
+./.ingest/<pipeline.name>/). A running ` + "`ingest apply`" + ` of the pipeline takes it within seconds:
+it stops its stream, snapshots the tables with the lock-free method of the initial snapshot,
+writes a tombstone for each key their topics hold that the tables no longer have, and resumes
+the stream from its stored position. A stopped pipeline does the same at its next start. This
+repairs a topic after a lost state directory, or after anything that left keys in it that
+the table does not have.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.resnapshot(cmd.Context(), args[0], args[1:])
+		},
+	}
+	cmd.Flags().StringVar(&a.stateDir, "state", "", "`DIR` that holds the pipeline's state")
 	return cmd
 }
 

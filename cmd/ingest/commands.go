@@ -16,6 +16,7 @@ import (
 	"github.com/ingestkit/ingest/progress"
 	"github.com/ingestkit/ingest/runner"
 	"github.com/ingestkit/ingest/secrets"
+	"github.com/ingestkit/ingest/state"
 	"github.com/ingestkit/ingest/tail"
 	"github.com/ingestkit/ingest/upsert"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -216,6 +217,27 @@ func (a *app) apply(ctx context.Context, path string) error {
 		return failure(err)
 	}
 	a.log.Info("stopped; position stored", "pipeline", masked(def, "pipeline.name", def.Pipeline.Name))
+	return nil
+}
+
+func (a *app) resnapshot(ctx context.Context, path string, tables []string) error {
+	def, err := a.load(ctx, path)
+	if err != nil {
+		return err
+	}
+	ids, err := runner.ResnapshotTables(def, tables)
+	if err != nil {
+		return invalid(err)
+	}
+	dir := a.stateDir
+	if dir == "" {
+		dir = runner.DefaultStateDir(def.Pipeline.Name)
+	}
+	if err := state.RequestResnapshot(dir, ids); err != nil {
+		return failure(err)
+	}
+	fmt.Fprintf(a.stdout, "re-snapshot requested: %s; a running `ingest apply` of %s takes it within seconds, "+
+		"otherwise its next start does\n", strings.Join(tables, ", "), masked(def, "pipeline.name", def.Pipeline.Name))
 	return nil
 }
 

@@ -149,6 +149,10 @@ func TestExitCodes(t *testing.T) {
 	plaintextSSL := writeFile(t, "plaintext.yaml", strings.Replace(goodPipeline, "security.protocol: SASL_SSL", "security.protocol: PLAINTEXT", 1), 0o644)
 	bad := writeFile(t, "bad.yaml", "source: {}\n", 0o644)
 	openSecrets := writeFile(t, "secrets.yaml", "a: b\n", 0o644)
+	ran := t.TempDir() // the state directory of a pipeline that has run
+	if err := os.WriteFile(filepath.Join(ran, "identity.json"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +190,14 @@ func TestExitCodes(t *testing.T) {
 		{"metrics port out of range", []string{"apply", good, "--metrics-addr", ":99999", "--state", t.TempDir()},
 			exitFailure, "", "invalid port"},
 		{"pprof without metrics", []string{"apply", good, "--pprof"}, exitInvalid, "", "give --metrics-addr too"},
+		{"resnapshot without a table", []string{"resnapshot", good}, exitInvalid, "", "requires at least 2 arg"},
+		{"resnapshot of a table not captured", []string{"resnapshot", good, "other.t", "--state", t.TempDir()}, exitInvalid, "",
+			"table other.t: source.tables does not capture it"},
+		{"resnapshot of a bad name", []string{"resnapshot", good, "t", "--state", t.TempDir()}, exitInvalid, "", `table "t": want db.table`},
+		{"resnapshot without state", []string{"resnapshot", good, "app.t", "--state", t.TempDir()}, exitFailure, "",
+			"no pipeline state here"},
+		{"resnapshot requested", []string{"resnapshot", good, "app.t", "app.u", "--state", ran}, exitOK,
+			"re-snapshot requested: app.t, app.u; a running `ingest apply` of", ""},
 		{"version", []string{"version"}, exitOK, "ingest dev\ngo: go", ""},
 		{"--version", []string{"--version"}, exitOK, "ingest dev\ngo: go", ""},
 		{"no command", []string{}, exitOK, "Available Commands", ""},

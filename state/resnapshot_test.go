@@ -1,0 +1,52 @@
+package state
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestResnapshotRequest(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := Table{DB: "d", Table: "a"}, Table{DB: "d", Table: "b"}, Table{DB: "d", Table: "c"}
+	if err := RequestResnapshot(dir, []Table{a}); err == nil {
+		t.Fatal("a request for a directory without pipeline state was accepted")
+	}
+	st, err := Open(dir, Identity{Pipeline: "p", Source: "s", Tables: "d.*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got, err := ResnapshotRequested(dir); err != nil || got != nil {
+		t.Fatalf("no request: got %v, %v", got, err)
+	}
+	// The request is written while the store (a running apply) holds the directory's lock.
+	if err := RequestResnapshot(dir, []Table{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestResnapshot(dir, []Table{b, c}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ResnapshotRequested(dir); !slices.Equal(got, []Table{a, b, c}) {
+		t.Fatalf("requested %v, want a, b and c once each", got)
+	}
+	if err := st.ResnapshotTaken([]Table{a, c}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ResnapshotRequested(dir); !slices.Equal(got, []Table{b}) {
+		t.Fatalf("after a and c were taken: %v, want b", got)
+	}
+	if err := st.ResnapshotTaken([]Table{b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, resnapshotFile)); !os.IsNotExist(err) {
+		t.Fatalf("the request file is still there once every table is taken: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, resnapshotFile), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResnapshotRequested(dir); err == nil {
+		t.Fatal("a damaged request reads without an error")
+	}
+}
