@@ -114,6 +114,10 @@ type Config struct {
 	// Tables accept it from then on. It is called on go-mysql's reader goroutine, and again
 	// for the same statement when a reconnect replays it.
 	Created func(id change.TableID, at binlogpos.Position)
+	// Renamed, when set, is told of each name that a RENAME TABLE or ALTER TABLE … RENAME
+	// statement of the binlog gives a table, with the position after the statement: the
+	// table has rows the binlog read does not hold. Called as Created is.
+	Renamed func(id change.TableID, at binlogpos.Position)
 	// Keyless, when set, decides what becomes of a captured table without a key (no primary
 	// key, none from Keys) where Run would otherwise stop with a [*NoPrimaryKeyError]: at the
 	// start, for each such table (rows false), and when the stream meets the first rows of
@@ -192,6 +196,6 @@ func defaultDuration(d, def time.Duration) time.Duration {
 
 // streamOptions returns what the stream needs of c.
 func (c *Config) streamOptions() binlog.Options {
-	return binlog.Options{Tables: c.Tables, Created: c.Created, Keyless: c.Keyless, Uncaptured: c.Uncaptured,
+	return binlog.Options{Tables: c.Tables, Created: c.Created, Renamed: c.Renamed, Keyless: c.Keyless, Uncaptured: c.Uncaptured,
 		MaxBatch: c.MaxBatch, Heartbeat: c.Heartbeat, StopAt: c.StopAt, Logger: c.Logger}
 }

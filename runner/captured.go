@@ -15,6 +15,7 @@ import (
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/cdc/snapshot"
 	"github.com/ingestkit/ingest/change"
+	"github.com/ingestkit/ingest/state"
 )
 
 // captureSet is the set of tables a pipeline with a snapshot captures: the tables its
@@ -32,6 +33,12 @@ type captureSet struct {
 	strict bool                        // scan.binlog.newly-added-table.keyless fail
 	fixNow string                      // the warning's fix to include a table now
 	log    *slog.Logger
+	// joins, when set, is the directory of a re-snapshot request to add the tables renamed
+	// into source.tables to (the pipeline snapshots them, runner/join.go); joined are the
+	// tables that this run's join snapshots, after the stream's start: their renames are
+	// reflected already.
+	joins  string
+	joined []change.TableID
 	// onSkip, when set, is told of each table skipped for want of a key (the metric).
 	onSkip func(change.TableID)
 
@@ -123,6 +130,35 @@ func (c *captureSet) created(id change.TableID, at binlogpos.Position) {
 	c.enc = nil
 	c.log.Info("a table created after the start matches source.tables: captured from its CREATE TABLE (scan.binlog.newly-added-table.enabled)",
 		"table", id.String(), "position", at.String())
+}
+
+// renamed is the stream's report of a table renamed onto a name (cdc.Config.Renamed). A
+// name that source.tables matches and that is not captured now holds rows that the binlog
+// read does not hold: when tables can join (joins set) and new tables are captured
+// (scan.binlog.newly-added-table.enabled), the table is added to the re-snapshot request,
+// which the running pipeline takes within seconds; otherwise it is warned about. A table
+// renamed onto a captured name (the swap of online schema change tools) goes on in the
+// stream with its new shape, as before.
+func (c *captureSet) renamed(id change.TableID, at binlogpos.Position) {
+	if !c.match(id.DB, id.Table) || slices.Contains(c.joined, id) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.tables[id]; ok && t.Skipped == "" {
+		return
+	}
+	if c.joins == "" || !c.newly {
+		c.warnLocked(id, false)
+		return
+	}
+	if err := state.RequestResnapshot(c.joins, []state.Table{{DB: id.DB, Table: id.Table}}); err != nil {
+		c.log.Warn("table "+id.String()+" was renamed into source.tables, and its rows are not in the binlog; it could not be "+
+			"asked to be snapshotted: "+err.Error()+"; "+c.fixNow, "table", id.String())
+		return
+	}
+	c.log.Info("table "+id.String()+" was renamed into source.tables: its rows are not in the binlog, so it is snapshotted; "+
+		"the pipeline starts again from its stored position to do so", "table", id.String(), "position", at.String())
 }
 
 // uncaptured is the stream's report of rows of a table it does not capture

@@ -125,9 +125,14 @@ func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint
 		return err
 	}
 	if !r.joinable(ph) {
-		if len(requested) > 0 {
-			r.log.Warn("a re-snapshot is requested (ingest resnapshot) but is not done in this run: it waits for a run that "+
-				"streams after a finished initial snapshot (scan.startup.mode initial)", "tables", fmt.Sprint(requested))
+		switch {
+		case len(requested) == 0:
+		case r.def.Source.StartupMode != pipeline.StartupInitial:
+			r.log.Warn("a re-snapshot is requested (ingest resnapshot), but tables are snapshotted again only with "+
+				"scan.startup.mode initial: the request is not taken", "tables", fmt.Sprint(requested))
+		default:
+			r.log.Info("a re-snapshot is requested (ingest resnapshot): it is taken once the initial snapshot is finished "+
+				"(the pipeline starts again from its stored position then)", "tables", fmt.Sprint(requested))
 		}
 		return r.store.RecordTables()
 	}
@@ -346,19 +351,37 @@ var errRestartRequested = errors.New("restart requested")
 // resnapshotPoll is how often a running pipeline looks for a re-snapshot request.
 const resnapshotPoll = 2 * time.Second
 
-// watchResnapshot ends the run with errRestartRequested once the state directory holds a
-// re-snapshot request (`ingest resnapshot`): the supervisor starts the next run at once,
-// and its planJoin snapshots the tables. It stops with ctx.
-func (r *run) watchResnapshot(ctx context.Context) error {
+// watchResnapshot ends the run with errRestartRequested once the stream runs and the state
+// directory holds a re-snapshot request (`ingest resnapshot`, or a table renamed into
+// source.tables) for a table that this run's join j (nil: none) does not snapshot already:
+// the supervisor starts the next run at once, and its planJoin snapshots the tables (the
+// initial snapshot is over once the stream runs). It stops with ctx, and when the run ends
+// by itself (done: the sink has stopped, as --until-caught-up does).
+func (r *run) watchResnapshot(ctx context.Context, done <-chan struct{}, j *join) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-done:
+		return nil
+	case <-r.streaming:
+	}
 	t := time.NewTicker(resnapshotPoll)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-done:
+			return nil
 		case <-t.C:
 		}
-		if tables, err := state.ResnapshotRequested(r.store.Dir()); err == nil && len(tables) > 0 {
+		tables, err := state.ResnapshotRequested(r.store.Dir())
+		if j != nil {
+			tables = slices.DeleteFunc(tables, func(t state.Table) bool {
+				return slices.Contains(j.requested, change.TableID{DB: t.DB, Table: t.Table})
+			})
+		}
+		if err == nil && len(tables) > 0 {
 			r.log.Info("re-snapshot requested: the pipeline stops and starts again from its stored position to snapshot the tables",
 				"tables", fmt.Sprint(tables))
 			return errRestartRequested

@@ -267,6 +267,7 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 		return err
 	}
 	r.source = src
+	close(r.streaming)
 	return r.withStateHint(src.Run(ctx, pipe.stream))
 }
 
@@ -292,6 +293,13 @@ func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) err
 		c.reset(p)
 	}
 	cfg.Tables, cfg.Created, cfg.Uncaptured, cfg.Keyless = c.Match, c.created, c.uncaptured, c.keyless
+	cfg.Renamed = c.renamed
+	if r.def.Source.StartupMode == pipeline.StartupInitial {
+		c.joins = r.store.Dir() // taken by the next run (watchResnapshot)
+		if ph.join != nil {
+			c.joined = ph.join.tables
+		}
+	}
 	if err := c.warnExisting(ctx, *cfg); err != nil {
 		return fmt.Errorf("list the tables that match source.tables: %w", err)
 	}

@@ -246,6 +246,7 @@ type run struct {
 	running       bool                 // this run got past its start: its failures may be restarted
 	snapshotting  bool                 // the snapshot is under way (set by produce; read after the run returns)
 	source        *cdc.Source          // set by produce before the stream's first batch; then read by forward
+	streaming     chan struct{}        // closed by produce when the stream starts
 	chunks        chunkParts           // owned by forward
 	history       historyParts         // owned by forward
 	handoff       *upsert.State        // the state stored while the hand-off filters; owned by forward
@@ -365,6 +366,10 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	r.phases, r.running = ph, true
+	// A re-snapshot request is watched for once the stream runs after an initial snapshot:
+	// the next run can take it then.
+	watch := ph.stream && r.def.Source.StartupMode == pipeline.StartupInitial
+	r.streaming = make(chan struct{})
 
 	g, gctx := errgroup.WithContext(ctx)
 	pipe := newPhasePipe()
@@ -392,8 +397,9 @@ func (r *run) run(ctx context.Context) error {
 	if !r.exactlyOnce() {
 		g.Go(func() error { return r.saveLoop(gctx, sinkDone) })
 	}
-	if r.joinable(ph) && !r.opts.UntilCaughtUp {
-		g.Go(func() error { return r.watchResnapshot(gctx) })
+	if watch {
+		j := ph.join
+		g.Go(func() error { return r.watchResnapshot(gctx, sinkDone, j) })
 	}
 	go r.showStatus(sinkDone)
 	err = g.Wait()

@@ -87,6 +87,7 @@ type mysqlGTID struct {
 type Options struct {
 	Tables     func(db, table string) bool
 	Created    func(id change.TableID, at binlogpos.Position)
+	Renamed    func(id change.TableID, at binlogpos.Position)
 	Keyless    func(id change.TableID, rows bool) error
 	Uncaptured func(id change.TableID)
 	MaxBatch   int
@@ -389,6 +390,11 @@ func (s *Stream) ddl(ctx context.Context, db, query string) error {
 	if s.cfg.Created != nil {
 		for _, id := range history.CreatedTables(db, query, s.cache.Hist) {
 			s.cfg.Created(id, at)
+		}
+	}
+	if s.cfg.Renamed != nil {
+		for _, id := range history.RenamedTables(db, query) {
+			s.cfg.Renamed(id, at)
 		}
 	}
 	ids, err := s.cache.Hist.Apply(ctx, s.cache.Loader, s.cfg.Logger, db, query, at)

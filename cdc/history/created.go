@@ -8,7 +8,10 @@ import (
 	"github.com/ingestkit/ingest/change"
 )
 
-var createTableDDL = regexp.MustCompile(`(?i)^CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\b`)
+var (
+	createTableDDL = regexp.MustCompile(`(?i)^CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\b`)
+	renameDDL      = regexp.MustCompile(`(?i)^(?:RENAME\s+TABLES?|ALTER\s+(?:ONLINE\s+|IGNORE\s+)*TABLE)\b`)
+)
 
 // CreatedTables returns the tables a DDL statement of the binlog, run with default database
 // db, creates: CREATE TABLE (also … LIKE and … SELECT, and MariaDB's CREATE OR REPLACE). A
@@ -39,6 +42,42 @@ func CreatedTables(db, query string, view shapeView) []change.TableID {
 			}
 		}
 		ids = append(ids, id)
+	}
+	return ids
+}
+
+// RenamedTables returns the names that a RENAME TABLE or ALTER TABLE … RENAME statement of
+// the binlog, run with default database db, gives to tables: a table renamed onto a name
+// has rows that the binlog read does not hold.
+func RenamedTables(db, query string) []change.TableID {
+	if !renameDDL.MatchString(StripLeadingComments(query)) {
+		return nil
+	}
+	stmts, err := parseDDL(query)
+	if err != nil {
+		return nil
+	}
+	var ids []change.TableID
+	add := func(tn *ast.TableName) {
+		id := change.TableID{DB: tn.Schema.O, Table: tn.Name.O}
+		if id.DB == "" {
+			id.DB = db
+		}
+		ids = append(ids, id)
+	}
+	for _, stmt := range stmts {
+		switch s := stmt.(type) {
+		case *ast.RenameTableStmt:
+			for _, tt := range s.TableToTables {
+				add(tt.NewTable)
+			}
+		case *ast.AlterTableStmt:
+			for _, spec := range s.Specs {
+				if spec.Tp == ast.AlterTableRenameTable && spec.NewTable != nil {
+					add(spec.NewTable)
+				}
+			}
+		}
 	}
 	return ids
 }

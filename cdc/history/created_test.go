@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ingestkit/ingest/cdc/schema"
+	"github.com/ingestkit/ingest/change"
 )
 
 func TestCreatedTables(t *testing.T) {
@@ -39,6 +40,27 @@ func TestCreatedTables(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("createdTables(%q) = %v, want %v", c.query, got, c.want)
+		}
+	}
+}
+
+func TestRenamedTables(t *testing.T) {
+	tests := []struct {
+		query string
+		want  []change.TableID
+	}{
+		{"RENAME TABLE s TO t", []change.TableID{{DB: "d", Table: "t"}}},
+		{"/* tool */ RENAME TABLE d.t TO d.old, e.new TO d.t", []change.TableID{{DB: "d", Table: "old"}, {DB: "d", Table: "t"}}},
+		{"ALTER TABLE s RENAME TO e.t", []change.TableID{{DB: "e", Table: "t"}}},
+		{"ALTER TABLE s RENAME AS t, ADD COLUMN c INT", []change.TableID{{DB: "d", Table: "t"}}},
+		{"ALTER TABLE s ADD COLUMN c INT", nil},
+		{"ALTER TABLE s RENAME COLUMN a TO b", nil},
+		{"CREATE TABLE t (a INT)", nil},
+		{"RENAME USER a TO b", nil},
+	}
+	for _, tc := range tests {
+		if got := RenamedTables("d", tc.query); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.query, got, tc.want)
 		}
 	}
 }
