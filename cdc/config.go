@@ -115,8 +115,9 @@ type Config struct {
 	// for the same statement when a reconnect replays it.
 	Created func(id change.TableID, at binlogpos.Position)
 	// Renamed, when set, is told of each name that a RENAME TABLE or ALTER TABLE … RENAME
-	// statement of the binlog gives a table, with the position after the statement: the
-	// table has rows the binlog read does not hold. Called as Created is.
+	// statement of the binlog gives a table and that held no table before it (a swap onto
+	// a live name is not told), with the position after the statement: the table has rows
+	// the binlog read does not hold. Called as Created is.
 	Renamed func(id change.TableID, at binlogpos.Position)
 	// Keyless, when set, decides what becomes of a captured table without a key (no primary
 	// key, none from Keys) where Run would otherwise stop with a [*NoPrimaryKeyError]: at the

@@ -17,6 +17,8 @@
 //     itself, compares the two, and analyses each key's versions for duplicates and lost
 //     changes.
 //
-// The scenarios live in chaos_integration_test.go (build tag integration). `make test` runs
+// The scenarios live in chaos_integration_test.go (build tag integration), and the tables
+// that come and go (created then keyed, truncated, renamed out and back in, dropped, keyless)
+// under SIGKILLs in lifecycle_integration_test.go. `make test` runs
 // the short mode; `make chaos` runs the long mode (INGEST_CHAOS_LONG=1, CHAOS_DURATION).
 package chaos

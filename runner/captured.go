@@ -34,11 +34,11 @@ type captureSet struct {
 	fixNow string                      // the warning's fix to include a table now
 	log    *slog.Logger
 	// joins, when set, is the directory of a re-snapshot request to add the tables renamed
-	// into source.tables to (the pipeline snapshots them, runner/join.go); joined are the
-	// tables that this run's join snapshots, after the stream's start: their renames are
-	// reflected already.
-	joins  string
-	joined []change.TableID
+	// into source.tables to (the pipeline snapshots them, runner/join.go); reflected, when
+	// set, tells a rename that the snapshot of the table, read after it, reflects already
+	// (snapshot.Handoff.Reflects).
+	joins     string
+	reflected func(change.TableID, binlogpos.Position) bool
 	// onSkip, when set, is told of each table skipped for want of a key (the metric).
 	onSkip func(change.TableID)
 
@@ -112,15 +112,27 @@ func (c *captureSet) keyless(id change.TableID, rows bool) error {
 }
 
 // created is the stream's report of a CREATE TABLE (cdc.Config.Created): a matching table
-// not in the set joins it with the flag on, and is warned about with the flag off.
+// not in the set joins it with the flag on, and is warned about with the flag off. A
+// captured table created again (dropped or renamed away before) stays captured, from its new
+// CREATE: all its rows follow it in the binlog, and whether it has a key is decided at its
+// first rows, as for any table created after the start. A table skipped for want of a key
+// and created again is a new table.
 func (c *captureSet) created(id change.TableID, at binlogpos.Position) {
 	if !c.match(id.DB, id.Table) {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t, ok := c.tables[id]; ok && (t.Skipped == "" || !c.newly) {
-		return // a table skipped for want of a key and created again is a new table
+	t, ok := c.tables[id]
+	switch {
+	case ok && t.Skipped == "":
+		if t.From != at.String() {
+			c.tables[id] = snapshot.TableState{DB: id.DB, Table: id.Table, From: at.String()}
+			c.enc = nil
+		}
+		return
+	case ok && !c.newly:
+		return
 	}
 	if !c.newly {
 		c.warnLocked(id, false)
@@ -132,24 +144,24 @@ func (c *captureSet) created(id change.TableID, at binlogpos.Position) {
 		"table", id.String(), "position", at.String())
 }
 
-// renamed is the stream's report of a table renamed onto a name (cdc.Config.Renamed). A
-// name that source.tables matches and that is not captured now holds rows that the binlog
-// read does not hold: when tables can join (joins set) and new tables are captured
+// renamed is the stream's report of a table renamed onto a name that held no table
+// (cdc.Config.Renamed; a swap onto a live name is not reported). If source.tables matches
+// it, the name now holds rows that the binlog read does not hold: when tables can join
+// (joins set), and the name was captured before (renamed away, now back) or new tables are
 // (scan.binlog.newly-added-table.enabled), the table is added to the re-snapshot request,
-// which the running pipeline takes within seconds; otherwise it is warned about. A table
-// renamed onto a captured name (the swap of online schema change tools) goes on in the
-// stream with its new shape, as before.
+// which the running pipeline takes within seconds; otherwise it is warned about.
 func (c *captureSet) renamed(id change.TableID, at binlogpos.Position) {
-	if !c.match(id.DB, id.Table) || slices.Contains(c.joined, id) {
+	if !c.match(id.DB, id.Table) || c.reflected != nil && c.reflected(id, at) {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t, ok := c.tables[id]; ok && t.Skipped == "" {
-		return
-	}
-	if c.joins == "" || !c.newly {
-		c.warnLocked(id, false)
+	t, captured := c.tables[id]
+	captured = captured && t.Skipped == ""
+	if c.joins == "" || !captured && !c.newly {
+		if !captured {
+			c.warnLocked(id, false)
+		}
 		return
 	}
 	if err := state.RequestResnapshot(c.joins, []state.Table{{DB: id.DB, Table: id.Table}}); err != nil {

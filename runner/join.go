@@ -287,10 +287,16 @@ func (r *run) runJoin(ctx context.Context, ph *phases, out chan<- change.Batch) 
 
 // markers returns a batch of one marker of kind for each joining table: the upsert sink
 // tombstones, at the Resnapshotted marker, the keys of the table that its topics hold and
-// the join's snapshot did not write (upsert/clear.go).
+// the join's snapshot did not write (upsert/clear.go). A join that an earlier run began and
+// did not finish gets none: its snapshot resumes from what it stored, so not every key it
+// has is written again after the first marker (the keys deleted since it began are
+// tombstoned from the binlog instead: Progress.Since).
 func (j *join) markers(kind change.DDLKind) change.Batch {
 	b := change.Batch{End: true, CommitTime: time.Now()}
 	for _, id := range j.tables {
+		if j.why[id] == joinInterrupted {
+			continue
+		}
 		b.Changes = append(b.Changes, change.Change{Op: change.SchemaChange, Schema: &change.Schema{Table: id},
 			DDL: &change.DDL{Kind: kind, Statement: "ingest: the table is snapshotted again (" + j.why[id] + ")"}})
 	}

@@ -243,11 +243,13 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 	if !ph.stream {
 		return nil
 	}
+	var reflected func(change.TableID, binlogpos.Position) bool
 	if ph.snap != nil {
 		h, err := ph.snap.Handoff(ctx)
 		if err != nil {
 			return err
 		}
+		reflected = h.Reflects
 		if ph.from.IsZero() || ph.atHandoff {
 			ph.from = h.Start()
 		}
@@ -259,7 +261,7 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 	pipe.setHandoff(nil)
 	cfg := r.src
 	cfg.Position, cfg.SchemaHistory = ph.from, ph.schema
-	if err := r.startCapture(ctx, ph, &cfg); err != nil {
+	if err := r.startCapture(ctx, ph, &cfg, reflected); err != nil {
 		return err
 	}
 	src, err := cdc.New(cfg)
@@ -275,7 +277,7 @@ func (r *run) produce(ctx context.Context, ph *phases, pipe *phasePipe) error {
 // it: the finished snapshot's tables (with those captured from their CREATE TABLE), or,
 // for a state stored by an older ingest with a position and no snapshot progress, every
 // table that matches now, captured from the stored position as that ingest did.
-func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) error {
+func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config, reflected func(change.TableID, binlogpos.Position) bool) error {
 	c := r.capture
 	if c == nil {
 		return nil
@@ -295,10 +297,7 @@ func (r *run) startCapture(ctx context.Context, ph *phases, cfg *cdc.Config) err
 	cfg.Tables, cfg.Created, cfg.Uncaptured, cfg.Keyless = c.Match, c.created, c.uncaptured, c.keyless
 	cfg.Renamed = c.renamed
 	if r.def.Source.StartupMode == pipeline.StartupInitial {
-		c.joins = r.store.Dir() // taken by the next run (watchResnapshot)
-		if ph.join != nil {
-			c.joined = ph.join.tables
-		}
+		c.joins, c.reflected = r.store.Dir(), reflected // taken by the next run (watchResnapshot)
 	}
 	if err := c.warnExisting(ctx, *cfg); err != nil {
 		return fmt.Errorf("list the tables that match source.tables: %w", err)

@@ -16,8 +16,9 @@ import (
 // for the captured tables it names: each tells the statement, its position and the shape
 // before it (change.DDL). A table whose shape changed gets its new shape (a table created,
 // or renamed onto the name, has no previous shape); a table dropped or renamed away, and a
-// table truncated, get their last shape.
-func (s *Stream) schemaChanges(db, query string, at binlogpos.Position, ids []change.TableID) ([]change.Change, error) {
+// table truncated, get their last shape. created are the tables the statement's CREATE
+// TABLE makes.
+func (s *Stream) schemaChanges(db, query string, at binlogpos.Position, ids, created []change.TableID) ([]change.Change, error) {
 	var captured, dropped []change.TableID
 	for _, id := range ids {
 		if !s.cfg.Tables(id.DB, id.Table) {
@@ -43,7 +44,7 @@ func (s *Stream) schemaChanges(db, query string, at binlogpos.Position, ids []ch
 		}
 	}
 	if len(captured) > 0 {
-		changed, keyed, err := s.cache.AfterDDL(captured, at)
+		changed, keyed, err := s.cache.AfterDDL(captured, at, created)
 		if err != nil {
 			return nil, s.schemaError(captured[0], fmt.Errorf("after %q: %w", query, err))
 		}

@@ -387,13 +387,14 @@ func (s *Stream) query(ctx context.Context, e *replication.QueryEvent) error {
 // captured table it changed (schemachanges.go).
 func (s *Stream) ddl(ctx context.Context, db, query string) error {
 	at := s.endPosition()
+	created := history.CreatedTables(db, query, s.cache.Hist)
 	if s.cfg.Created != nil {
-		for _, id := range history.CreatedTables(db, query, s.cache.Hist) {
+		for _, id := range created {
 			s.cfg.Created(id, at)
 		}
 	}
 	if s.cfg.Renamed != nil {
-		for _, id := range history.RenamedTables(db, query) {
+		for _, id := range history.RenamedTables(db, query, s.cache.Hist) {
 			s.cfg.Renamed(id, at)
 		}
 	}
@@ -401,7 +402,7 @@ func (s *Stream) ddl(ctx context.Context, db, query string) error {
 	if err != nil {
 		return s.schemaError(change.TableID{DB: db}, fmt.Errorf("after %q: %w", query, err))
 	}
-	changes, err := s.schemaChanges(db, query, at, ids)
+	changes, err := s.schemaChanges(db, query, at, ids, created)
 	if err != nil {
 		return err
 	}

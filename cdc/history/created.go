@@ -47,9 +47,12 @@ func CreatedTables(db, query string, view shapeView) []change.TableID {
 }
 
 // RenamedTables returns the names that a RENAME TABLE or ALTER TABLE … RENAME statement of
-// the binlog, run with default database db, gives to tables: a table renamed onto a name
-// has rows that the binlog read does not hold.
-func RenamedTables(db, query string) []change.TableID {
+// the binlog, run with default database db, gives to tables, and that held no table before
+// it (as the history view knows them): a table renamed onto such a name has rows that the
+// binlog read does not hold. A name that held a table is a swap (RENAME TABLE t TO t_old,
+// t_new TO t, as online schema change tools do): the table goes on under the name with
+// another shape, and is left out.
+func RenamedTables(db, query string, view shapeView) []change.TableID {
 	if !renameDDL.MatchString(StripLeadingComments(query)) {
 		return nil
 	}
@@ -62,6 +65,9 @@ func RenamedTables(db, query string) []change.TableID {
 		id := change.TableID{DB: tn.Schema.O, Table: tn.Name.O}
 		if id.DB == "" {
 			id.DB = db
+		}
+		if info, known := view.Shape(id); known && info != nil {
+			return
 		}
 		ids = append(ids, id)
 	}

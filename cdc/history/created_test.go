@@ -45,21 +45,24 @@ func TestCreatedTables(t *testing.T) {
 }
 
 func TestRenamedTables(t *testing.T) {
+	view := memShapes{{DB: "d", Table: "live"}: &schema.TableShape{}, {DB: "d", Table: "gone"}: nil}
 	tests := []struct {
 		query string
 		want  []change.TableID
 	}{
 		{"RENAME TABLE s TO t", []change.TableID{{DB: "d", Table: "t"}}},
-		{"/* tool */ RENAME TABLE d.t TO d.old, e.new TO d.t", []change.TableID{{DB: "d", Table: "old"}, {DB: "d", Table: "t"}}},
+		{"RENAME TABLE live TO live_old, live_new TO live", []change.TableID{{DB: "d", Table: "live_old"}}},                      // a swap
+		{"/* tool */ RENAME TABLE d.t TO d.old, e.new TO d.t", []change.TableID{{DB: "d", Table: "old"}, {DB: "d", Table: "t"}}}, // t unknown
 		{"ALTER TABLE s RENAME TO e.t", []change.TableID{{DB: "e", Table: "t"}}},
 		{"ALTER TABLE s RENAME AS t, ADD COLUMN c INT", []change.TableID{{DB: "d", Table: "t"}}},
 		{"ALTER TABLE s ADD COLUMN c INT", nil},
 		{"ALTER TABLE s RENAME COLUMN a TO b", nil},
 		{"CREATE TABLE t (a INT)", nil},
 		{"RENAME USER a TO b", nil},
+		{"RENAME TABLE back TO gone", []change.TableID{{DB: "d", Table: "gone"}}}, // renamed in again after it left
 	}
 	for _, tc := range tests {
-		if got := RenamedTables("d", tc.query); !slices.Equal(got, tc.want) {
+		if got := RenamedTables("d", tc.query, view); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.query, got, tc.want)
 		}
 	}

@@ -99,10 +99,13 @@ func (c *Cache) install(id change.TableID, e *cacheEntry, t *schema.Table) bool 
 // and returns those that still exist and changed shape, and, among them, those that had no
 // description because they were created without a key (keyed: the DDL gave them one, so
 // they are told as created). The next TABLE_MAP of each completes the description with the
-// binlog's metadata. A table that the DDL at position at created (or renamed onto its name)
-// without a key is kept in c.keyless and left out: a later DDL of its creation may still
-// give it a key, and its first rows decide (stream.tableMap).
-func (c *Cache) AfterDDL(ids []change.TableID, at binlogpos.Position) (changed []*schema.Table, keyed map[change.TableID]bool, err error) {
+// binlog's metadata. A table that the DDL at position at created (among created, the tables
+// its CREATE TABLE makes, or one without a shape before it, renamed onto its name) without a
+// key is kept in c.keyless and left out: a later DDL of its creation may still give it a
+// key, and its first rows decide (stream.tableMap). A CREATE TABLE proves the table new even
+// where the history had a shape before it (one read from information_schema at the start,
+// after the binlog the stream reads had created the table).
+func (c *Cache) AfterDDL(ids []change.TableID, at binlogpos.Position, created []change.TableID) (changed []*schema.Table, keyed map[change.TableID]bool, err error) {
 	for _, id := range ids {
 		info, _ := c.Hist.Shape(id)
 		if info == nil { // dropped or renamed away
@@ -113,7 +116,7 @@ func (c *Cache) AfterDDL(ids []change.TableID, at binlogpos.Position) (changed [
 		e := c.entry(id)
 		e.binlogID = 0
 		t, err := schema.TableFromInfo(id, info, c.Opts)
-		if errors.As(err, new(*schema.NoPrimaryKeyError)) && (c.Keyless[id] || c.Hist.Previous(id, at) == nil) {
+		if errors.As(err, new(*schema.NoPrimaryKeyError)) && (c.Keyless[id] || slices.Contains(created, id) || c.Hist.Previous(id, at) == nil) {
 			c.Keyless[id] = true
 			continue
 		}

@@ -19,23 +19,23 @@ func TestSchemaCacheVersions(t *testing.T) {
 		Columns:    []schema.InfoColumn{{Name: "a", DataType: "int", ColumnType: "int(11)"}},
 		PrimaryKey: []string{"a"},
 	})
-	changed, _, err := c.AfterDDL([]change.TableID{id}, at(1))
+	changed, _, err := c.AfterDDL([]change.TableID{id}, at(1), nil)
 	if err != nil || len(changed) != 1 || changed[0].Schema.Version != 1 {
 		t.Fatalf("create: %v %v", changed, err)
 	}
-	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(1)); len(changed) != 0 {
+	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(1), nil); len(changed) != 0 {
 		t.Fatal("unchanged shape announced again")
 	}
 	if _, err := hist.Apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "ALTER TABLE t ADD b DATE", at(2)); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(2)); len(changed) != 1 || changed[0].Schema.Version != 2 {
+	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(2), nil); len(changed) != 1 || changed[0].Schema.Version != 2 {
 		t.Fatalf("add column: %v", changed)
 	}
 	if _, err := hist.Apply(t.Context(), nil, slog.New(slog.DiscardHandler), "d", "DROP TABLE t", at(3)); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(3)); len(changed) != 0 || c.tables[id] != nil {
+	if changed, _, _ = c.AfterDDL([]change.TableID{id}, at(3), nil); len(changed) != 0 || c.tables[id] != nil {
 		t.Fatal("drop: entry kept")
 	}
 }
@@ -102,7 +102,7 @@ func TestSchemaCacheKeylessCreate(t *testing.T) {
 		if _, err := hist.Apply(t.Context(), nil, log, "d", step.ddl, pos); err != nil {
 			t.Fatal(err)
 		}
-		changed, keyed, err := c.AfterDDL([]change.TableID{id}, pos)
+		changed, keyed, err := c.AfterDDL([]change.TableID{id}, pos, nil)
 		if step.err {
 			if !errors.As(err, new(*schema.NoPrimaryKeyError)) {
 				t.Errorf("%s: %v, want a NoPrimaryKeyError", step.ddl, err)
@@ -112,5 +112,30 @@ func TestSchemaCacheKeylessCreate(t *testing.T) {
 		if err != nil || (len(changed) == 1) != step.changed || keyed[id] != step.keyed {
 			t.Errorf("%s: changed %v, keyed %v, err %v", step.ddl, changed, keyed, err)
 		}
+	}
+}
+
+// TestSchemaCacheCreateProvesNew: a CREATE TABLE without a key of a table that the history
+// had a shape for (one read from information_schema at the start, after the binlog ahead had
+// created the table) is still a table created without a key, decided at its first rows.
+func TestSchemaCacheCreateProvesNew(t *testing.T) {
+	id := change.TableID{DB: "d", Table: "t2"}
+	log := slog.New(slog.DiscardHandler)
+	hist := New(binlogpos.Position{}, func(string, string) bool { return true }, Env{MariaDB: true, IntWidths: true})
+	c := NewCache(hist, nil, schema.Options{}, log)
+	at := func(off uint32) binlogpos.Position { return binlogpos.Position{File: "b.000001", Offset: off} }
+	if _, err := hist.Apply(t.Context(), nil, log, "d", "CREATE TABLE t2 (a INT PRIMARY KEY)", at(100)); err != nil {
+		t.Fatal(err)
+	}
+	q := "CREATE OR REPLACE TABLE t2 (a INT, b INT)"
+	created := CreatedTables("d", q, hist)
+	if _, err := hist.Apply(t.Context(), nil, log, "d", q, at(200)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.AfterDDL([]change.TableID{id}, at(200), nil); !errors.As(err, new(*schema.NoPrimaryKeyError)) {
+		t.Fatalf("without the CREATE's proof: %v, want a NoPrimaryKeyError", err)
+	}
+	if changed, _, err := c.AfterDDL([]change.TableID{id}, at(200), created); err != nil || len(changed) != 0 || !c.Keyless[id] {
+		t.Fatalf("with it: changed %v, err %v, keyless %v; want it kept for its first rows", changed, err, c.Keyless[id])
 	}
 }

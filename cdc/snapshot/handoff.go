@@ -27,12 +27,13 @@ type Handoff struct {
 	db         *sql.DB // nil unless a table needs the server to order its keys
 }
 
-// handoffTable is one table's chunks, sorted by key, and the smallest and largest of their
-// high watermarks.
+// handoffTable is one table's chunks, sorted by key, the smallest and largest of their
+// high watermarks, and the smallest of their low watermarks (zero when one is not known).
 type handoffTable struct {
 	t           *table
 	chunks      []handoffChunk
 	first, last binlogpos.Position
+	firstLow    binlogpos.Position
 }
 
 type handoffChunk struct {
@@ -157,6 +158,7 @@ func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable,
 	}
 	var entries []entry
 	ht := &handoffTable{t: t}
+	lowUnknown := false
 	for _, d := range done {
 		if d.TableID() != t.id {
 			continue
@@ -170,6 +172,13 @@ func handoffFor(ctx context.Context, t *table, done []DoneChunk) (*handoffTable,
 			return nil, fmt.Errorf("chunk %s: high watermark: %w", sp, err)
 		}
 		entries = append(entries, entry{sp, high})
+		low, err := binlogpos.ParsePosition(d.Low)
+		switch {
+		case err != nil || low.IsZero():
+			ht.firstLow, lowUnknown = binlogpos.Position{}, true
+		case !lowUnknown && (ht.firstLow.IsZero() || ht.firstLow.After(low)):
+			ht.firstLow = low
+		}
 		if ht.last.IsZero() || high.After(ht.last) {
 			ht.last = high
 		}
@@ -232,6 +241,18 @@ func (h *Handoff) Skip(ctx context.Context, table change.TableID, row change.Row
 	}
 	c, ok := pos.Compare(t.chunks[i].high)
 	return ok && c <= 0, nil
+}
+
+// Reflects reports whether every chunk of table was read after a change at pos (pos is at
+// or before their low watermarks): a statement there (a TRUNCATE, DROP or RENAME) is
+// reflected by the snapshot of the table. It is safe for concurrent use.
+func (h *Handoff) Reflects(table change.TableID, pos binlogpos.Position) bool {
+	t := h.tables[table]
+	if t == nil || t.firstLow.IsZero() {
+		return false
+	}
+	c, ok := pos.Compare(t.firstLow)
+	return ok && c <= 0
 }
 
 // settled tells whether a change at pos must have its key placed among the chunks, and if
@@ -308,6 +329,11 @@ func (h *Handoff) Filter(ctx context.Context, b change.Batch, pos binlogpos.Posi
 func (h *Handoff) filter(ctx context.Context, c change.Change, pos binlogpos.Position) (change.Change, bool, error) {
 	id := c.Schema.Table
 	switch c.Op {
+	case change.SchemaChange:
+		// A TRUNCATE, DROP or RENAME away that every chunk of the table reflects (they were
+		// read after it) would empty the topic of rows the table has again.
+		clears := c.DDL != nil && (c.DDL.Kind == change.Truncated || c.DDL.Kind == change.Dropped)
+		return c, !clears || !h.Reflects(id, pos), nil
 	case change.Insert:
 		skip, err := h.Skip(ctx, id, c.After, pos)
 		return c, !skip, err

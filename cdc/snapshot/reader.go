@@ -208,6 +208,11 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 	if !stop() && ctx.Err() != nil {
 		return nil, nil, ctx.Err()
 	}
+	if gone(err) {
+		// Dropped or renamed away since it was chosen: it has no rows now, and the stream
+		// meets its DROP or RENAME (errNoTable).
+		return newScanner(s.t, r.limit).out, nil, nil
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", s, err)
 	}

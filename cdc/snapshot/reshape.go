@@ -34,6 +34,17 @@ func (e *shapeError) Unwrap() error { return e.Err }
 // errBadField is MySQL's ER_BAD_FIELD_ERROR: a SELECT named a column that was dropped.
 const errBadField = 1054
 
+// errNoSuchTable is MySQL's ER_NO_SUCH_TABLE: a SELECT named a table that was dropped or
+// renamed away.
+const errNoSuchTable = 1146
+
+// gone reports whether err says that the table does not exist any more.
+func gone(err error) bool {
+	var me *mysql.MySQLError
+	var ge *gomysql.MyError
+	return errors.As(err, &me) && me.Number == errNoSuchTable || errors.As(err, &ge) && ge.Code == errNoSuchTable
+}
+
 // reshaped reports whether err says that the table changed shape since it was described.
 func reshaped(err error) bool {
 	var se *shapeError

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -309,11 +310,17 @@ func (s *Snapshot) listTables(ctx context.Context, db *sql.DB) ([]*table, error)
 	return s.loadTables(ctx, db, ids)
 }
 
-// loadTables describes the given tables.
+// loadTables describes the given tables; one that does not exist any more is left out,
+// with an INFO line (errNoTable).
 func (s *Snapshot) loadTables(ctx context.Context, db *sql.DB, ids []change.TableID) ([]*table, error) {
 	tables := make([]*table, 0, len(ids))
 	for _, id := range ids {
 		t, err := loadTable(ctx, db, &s.cfg, id)
+		if errors.Is(err, errNoTable) {
+			s.cfg.Logger.Info("snapshot: table "+id.String()+" does not exist any more (dropped or renamed away since it "+
+				"was chosen): it has no rows to read, and the stream meets its DROP or RENAME", "table", id.String())
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}

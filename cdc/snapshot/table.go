@@ -64,6 +64,11 @@ func DescribeCDC(ctx context.Context, db *sql.DB, id change.TableID, opts Descri
 	return FromCDC(t), nil
 }
 
+// errNoTable says a table to snapshot does not exist (any more): dropped or renamed away
+// after it was listed or chosen. It has no rows to read, and its DROP or RENAME follows in
+// the binlog, where the stream meets it.
+var errNoTable = errors.New("the table does not exist")
+
 // table is a table being snapshotted: its description, chunk key and row estimate.
 type table struct {
 	id        change.TableID
@@ -92,7 +97,7 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 		return nil, fmt.Errorf("table %s: describe: %w", id, err)
 	}
 	if desc == nil {
-		return nil, fmt.Errorf("table %s does not exist", id)
+		return nil, fmt.Errorf("table %s: %w", id, errNoTable)
 	}
 	if desc.Schema == nil || len(desc.Schema.Key) == 0 {
 		return nil, fmt.Errorf("table %s has no primary key: give it one with transform primary-keys (and, for chunking, scan.incremental.snapshot.chunk.key-column)", id)
@@ -212,7 +217,7 @@ func rowEstimate(ctx context.Context, db *sql.DB, id change.TableID) (int64, err
 	err := db.QueryRowContext(ctx, `SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
 		id.DB, id.Table).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("table %s does not exist", id)
+		return 0, fmt.Errorf("table %s: %w", id, errNoTable)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("table %s: read row estimate: %w", id, err)
