@@ -155,16 +155,17 @@ func (c *captureSet) renamed(id change.TableID, at binlogpos.Position) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	t, captured := c.tables[id]
 	captured = captured && t.Skipped == ""
 	if c.joins == "" || !captured && !c.newly {
 		if !captured {
 			c.warnLocked(id, false)
 		}
+		c.mu.Unlock()
 		return
 	}
-	if err := state.RequestResnapshot(c.joins, []state.Table{{DB: id.DB, Table: id.Table}}); err != nil {
+	c.mu.Unlock() // the request's file I/O is not done under the lock that Match takes per rows event
+	if err := state.RequestResnapshot(c.joins, []change.TableID{id}); err != nil {
 		c.log.Warn("table "+id.String()+" was renamed into source.tables, and its rows are not in the binlog; it could not be "+
 			"asked to be snapshotted: "+err.Error()+"; "+c.fixNow, "table", id.String())
 		return

@@ -120,7 +120,7 @@ func storedSelection(stored string, changed bool) (*route.Filter, string) {
 // stored state reflects it.
 func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint, sink *upsert.Sink) error {
 	p := ph.progress
-	requested, err := r.resnapshotRequest()
+	requested, err := state.ResnapshotRequested(r.store.Dir())
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint
 	}
 	joined, why := joinCandidates(p, ids, old, requested)
 	if len(joined) == 0 {
-		if err := r.store.ResnapshotTaken(stateTables(requested)); err != nil {
+		if err := r.store.ResnapshotTaken(requested); err != nil {
 			return err
 		}
 		return r.store.RecordTables()
@@ -313,34 +313,14 @@ func sendBatch(ctx context.Context, out chan<- change.Batch, b change.Batch) boo
 	}
 }
 
-// resnapshotRequest returns the tables of the pipeline's re-snapshot request
-// (state/resnapshot.go).
-func (r *run) resnapshotRequest() ([]change.TableID, error) {
-	tables, err := state.ResnapshotRequested(r.store.Dir())
-	ids := make([]change.TableID, len(tables))
-	for i, t := range tables {
-		ids[i] = change.TableID{DB: t.DB, Table: t.Table}
-	}
-	return ids, err
-}
-
 // joinStored records, once the captured set with the joined tables pending is stored, the
 // table selection in the state directory and takes the join's tables out of the
 // re-snapshot request: a run stopped from then on does the join again as interrupted.
 func (r *run) joinStored(j *join) error {
-	if err := r.store.ResnapshotTaken(stateTables(j.requested)); err != nil {
+	if err := r.store.ResnapshotTaken(j.requested); err != nil {
 		return err
 	}
 	return r.store.RecordTables()
-}
-
-// stateTables converts table ids for the state package.
-func stateTables(ids []change.TableID) []state.Table {
-	out := make([]state.Table, len(ids))
-	for i, id := range ids {
-		out[i] = state.Table{DB: id.DB, Table: id.Table}
-	}
-	return out
 }
 
 // joinable reports whether tables can join the captured set at the start of this run: it
@@ -382,12 +362,13 @@ func (r *run) watchResnapshot(ctx context.Context, done <-chan struct{}, j *join
 		case <-t.C:
 		}
 		tables, err := state.ResnapshotRequested(r.store.Dir())
-		if j != nil {
-			tables = slices.DeleteFunc(tables, func(t state.Table) bool {
-				return slices.Contains(j.requested, change.TableID{DB: t.DB, Table: t.Table})
-			})
+		if err != nil {
+			continue // planJoin of the next start reports a request it cannot read
 		}
-		if err == nil && len(tables) > 0 {
+		if j != nil {
+			tables = slices.DeleteFunc(tables, func(id change.TableID) bool { return slices.Contains(j.requested, id) })
+		}
+		if len(tables) > 0 {
 			r.log.Info("re-snapshot requested: the pipeline stops and starts again from its stored position to snapshot the tables",
 				"tables", fmt.Sprint(tables))
 			return errRestartRequested

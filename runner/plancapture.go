@@ -184,13 +184,9 @@ func (rep *Report) planJoins(def *pipeline.Definition, dir string, id *state.Ide
 			listed = append(listed, change.TableID{DB: db, Table: table})
 		}
 	}
-	var requested []change.TableID
-	if tables, err := state.ResnapshotRequested(dir); err != nil {
+	requested, err := state.ResnapshotRequested(dir)
+	if err != nil {
 		rep.Problems = append(rep.Problems, "error: "+err.Error())
-	} else {
-		for _, t := range tables {
-			requested = append(requested, change.TableID{DB: t.DB, Table: t.Table})
-		}
 	}
 	ids, why := joinCandidates(p, listed, old, requested)
 	out := make(map[string]string, len(ids))

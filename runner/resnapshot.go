@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ingestkit/ingest/change"
 	"github.com/ingestkit/ingest/pipeline"
 	"github.com/ingestkit/ingest/route"
-	"github.com/ingestkit/ingest/state"
 )
 
 // ResnapshotTables checks tables ("db.table") for a re-snapshot request of pipeline def
@@ -15,12 +15,12 @@ import (
 // stopped pipeline at its next start; the tables are snapshotted with the lock-free method
 // of the initial snapshot, and the keys that their topics hold and the tables no longer
 // have get tombstones (runner/join.go, upsert/clear.go).
-func ResnapshotTables(def *pipeline.Definition, tables []string) ([]state.Table, error) {
+func ResnapshotTables(def *pipeline.Definition, tables []string) ([]change.TableID, error) {
 	filter, err := route.NewFilter(def.Source.Tables, def.Source.Exclude)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]state.Table, 0, len(tables))
+	ids := make([]change.TableID, 0, len(tables))
 	for _, name := range tables {
 		db, table, ok := strings.Cut(name, ".")
 		if !ok || db == "" || table == "" {
@@ -29,7 +29,7 @@ func ResnapshotTables(def *pipeline.Definition, tables []string) ([]state.Table,
 		if !filter.Match(db, table) {
 			return nil, fmt.Errorf("table %s: source.tables does not capture it, so it has nothing to snapshot again", name)
 		}
-		ids = append(ids, state.Table{DB: db, Table: table})
+		ids = append(ids, change.TableID{DB: db, Table: table})
 	}
 	return ids, nil
 }

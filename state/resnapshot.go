@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/ingestkit/ingest/change"
 )
 
 // A re-snapshot request (`ingest resnapshot`) names tables of a pipeline to snapshot again.
@@ -22,29 +24,26 @@ const (
 	resnapshotLock = "resnapshot.lock"
 )
 
-// Table names a table of a re-snapshot request.
-type Table struct {
+// requestedTable is a table of a re-snapshot request as the file holds it.
+type requestedTable struct {
 	DB    string `json:"db"`
 	Table string `json:"table"`
 }
 
-// String returns "db.table".
-func (t Table) String() string { return t.DB + "." + t.Table }
-
 type resnapshotRequest struct {
-	Tables    []Table   `json:"tables"`
-	Requested time.Time `json:"requested"`
+	Tables    []requestedTable `json:"tables"`
+	Requested time.Time        `json:"requested"`
 }
 
 // RequestResnapshot adds tables to the re-snapshot request of the pipeline whose state is in
 // dir, which must exist (the pipeline has run).
-func RequestResnapshot(dir string, tables []Table) error {
+func RequestResnapshot(dir string, tables []change.TableID) error {
 	if _, err := os.Stat(filepath.Join(dir, identityFile)); err != nil {
 		return fmt.Errorf("state %s: no pipeline state here (has the pipeline run with this --state?): %w", dir, err)
 	}
 	return editRequest(dir, func(req *resnapshotRequest) {
-		for _, t := range tables {
-			if !slices.Contains(req.Tables, t) {
+		for _, id := range tables {
+			if t := (requestedTable{DB: id.DB, Table: id.Table}); !slices.Contains(req.Tables, t) {
 				req.Tables = append(req.Tables, t)
 			}
 		}
@@ -54,7 +53,7 @@ func RequestResnapshot(dir string, tables []Table) error {
 
 // ResnapshotRequested returns the tables that the re-snapshot request in dir names, none
 // when there is no request.
-func ResnapshotRequested(dir string) ([]Table, error) {
+func ResnapshotRequested(dir string) ([]change.TableID, error) {
 	var req resnapshotRequest
 	err := readJSON(filepath.Join(dir, resnapshotFile), &req)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -63,15 +62,24 @@ func ResnapshotRequested(dir string) ([]Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state %s: read %s: %w", dir, resnapshotFile, err)
 	}
-	return req.Tables, nil
+	ids := make([]change.TableID, len(req.Tables))
+	for i, t := range req.Tables {
+		ids[i] = change.TableID{DB: t.DB, Table: t.Table}
+	}
+	return ids, nil
 }
 
 // ResnapshotTaken removes tables from the re-snapshot request in the store's directory:
 // their new snapshot is stored (pending, so an interrupted one is done again). The request
-// file goes with its last table.
-func (s *Store) ResnapshotTaken(tables []Table) error {
+// file goes with its last table. Taking no table touches nothing.
+func (s *Store) ResnapshotTaken(tables []change.TableID) error {
+	if len(tables) == 0 {
+		return nil
+	}
 	return editRequest(s.dir, func(req *resnapshotRequest) {
-		req.Tables = slices.DeleteFunc(req.Tables, func(t Table) bool { return slices.Contains(tables, t) })
+		req.Tables = slices.DeleteFunc(req.Tables, func(t requestedTable) bool {
+			return slices.Contains(tables, change.TableID{DB: t.DB, Table: t.Table})
+		})
 	})
 }
 

@@ -335,19 +335,16 @@ func tableOf(hs []kgo.RecordHeader) (db, table string, ok bool) {
 // another producer is open, and its records are not read). A topic that does not exist
 // has no partitions.
 func (s *Sink) stableRange(ctx context.Context, topic string) (from, to map[int32]int64, err error) {
-	offsets := func(list func(context.Context, ...string) (kadm.ListedOffsets, error)) (map[int32]int64, error) {
-		return listOffsets(ctx, list, topic)
-	}
-	ends, err := offsets(s.admin.ListEndOffsets)
+	ends, err := listOffsets(ctx, s.admin.ListEndOffsets, topic)
 	if err != nil {
 		return nil, nil, wrap("truncate: end offsets", topic, tableNone, nil, err)
 	}
-	if from, err = offsets(s.admin.ListStartOffsets); err != nil {
+	if from, err = listOffsets(ctx, s.admin.ListStartOffsets, topic); err != nil {
 		return nil, nil, wrap("truncate: start offsets", topic, tableNone, nil, err)
 	}
 	deadline := time.Now().Add(clearWait)
 	for {
-		if to, err = offsets(s.admin.ListCommittedOffsets); err != nil {
+		if to, err = listOffsets(ctx, s.admin.ListCommittedOffsets, topic); err != nil {
 			return nil, nil, wrap("truncate: stable offsets", topic, tableNone, nil, err)
 		}
 		behind := false

@@ -32,10 +32,7 @@ func CreatedTables(db, query string, view shapeView) []change.TableID {
 		if !ok || s.TemporaryKeyword != ast.TemporaryNone {
 			continue
 		}
-		id := change.TableID{DB: s.Table.Schema.O, Table: s.Table.Name.O}
-		if id.DB == "" {
-			id.DB = db
-		}
+		id := tableIn(db, s.Table)
 		if s.IfNotExists {
 			if info, known := view.Shape(id); !known || info != nil {
 				continue
@@ -62,10 +59,7 @@ func RenamedTables(db, query string, view shapeView) []change.TableID {
 	}
 	var ids []change.TableID
 	add := func(tn *ast.TableName) {
-		id := change.TableID{DB: tn.Schema.O, Table: tn.Name.O}
-		if id.DB == "" {
-			id.DB = db
-		}
+		id := tableIn(db, tn)
 		if info, known := view.Shape(id); known && info != nil {
 			return
 		}

@@ -126,10 +126,12 @@ func (w *ddlWork) fail(id change.TableID, err error) {
 	w.problems = append(w.problems, fmt.Errorf("%s: %w", id, err))
 }
 
-func (w *ddlWork) tableID(tn *ast.TableName) change.TableID {
-	db := tn.Schema.O
-	if db == "" {
-		db = w.db
+func (w *ddlWork) tableID(tn *ast.TableName) change.TableID { return tableIn(w.db, tn) }
+
+// tableIn returns the table tn names, in database db when the name is not qualified.
+func tableIn(db string, tn *ast.TableName) change.TableID {
+	if tn.Schema.O != "" {
+		db = tn.Schema.O
 	}
 	return change.TableID{DB: db, Table: tn.Name.O}
 }
