@@ -80,6 +80,11 @@ bench: build
 bench-peers: build
 	scripts/bench-peers
 
+## bench-fleet: 100 pipelines on 3 `ingest serve` workers: memory and goroutines per pipeline, and the time a worker's leaving takes (bench/README.md).
+.PHONY: bench-fleet
+bench-fleet: build
+	scripts/bench-fleet
+
 services:
 	scripts/services up
 
