@@ -127,6 +127,7 @@ func TestServeFailover(t *testing.T) {
 	killed := ft.waitSettled(fmt.Sprintf("SIGKILL of worker %d", victim.n), victim, 90*time.Second)
 	t.Logf("FAILOVER SIGKILL: worker %d owned %d pipelines %v; all streaming on the others %v after the kill (session timeout %v)",
 		victim.n, len(moved), moved, killed.Round(100*time.Millisecond), fleet.DefaultSessionTimeout)
+	ft.withinBound("SIGKILL", killed)
 	time.Sleep(5 * time.Second)
 
 	// (b) Cut another worker's link; the others take its pipelines over; restore it.
@@ -138,6 +139,7 @@ func TestServeFailover(t *testing.T) {
 		cutOver := ft.waitSettled(fmt.Sprintf("link cut of worker %d", cut.n), cut, 90*time.Second)
 		t.Logf("FAILOVER LINK CUT: worker %d owned %d pipelines %v; all streaming on the others %v after the cut",
 			cut.n, len(cutMoved), cutMoved, cutOver.Round(100*time.Millisecond))
+		ft.withinBound("link cut", cutOver)
 		// The cut worker must not go on as a zombie: its watchdog stops its pipelines once the
 		// coordinator has been silent for a session timeout.
 		zombie := ft.waitLog(cut, "stopping them until it answers again", cutFor-cutOver)
@@ -335,6 +337,17 @@ func (ft *fleetTest) start(n int) *worker {
 	}()
 	ft.workers = append(ft.workers, w)
 	return w
+}
+
+// failoverBound is the failover time docs/scaling.md promises under the default settings.
+const failoverBound = 30 * time.Second
+
+// withinBound fails the test when a failover took longer than failoverBound.
+func (ft *fleetTest) withinBound(what string, took time.Duration) {
+	ft.t.Helper()
+	if took > failoverBound {
+		ft.t.Errorf("FAILOVER %s took %v, over the bound of %v that docs/scaling.md states", what, took.Round(100*time.Millisecond), failoverBound)
+	}
 }
 
 // waitLog waits until worker w's log has a line containing want and returns how long that
