@@ -70,10 +70,13 @@ func joinCandidates(p *snapshot.Progress, listed []change.TableID, old func(db, 
 	for _, id := range listed {
 		t, ok := in[id]
 		switch {
-		case ok && t.Snapshotted() && !t.Done:
-			why[id] = joinInterrupted
+		// A request wins over an interrupted join: it reads the table from scratch, with the
+		// markers that tombstone every key its topic holds and the table no longer has (a
+		// resumed join has no markers, and misses the keys gone before it began).
 		case slices.Contains(requested, id): // captured or not (skipped, created while not followed)
 			why[id] = joinRequested
+		case ok && t.Snapshotted() && !t.Done:
+			why[id] = joinInterrupted
 		case ok:
 			continue
 		case old != nil && !old(id.DB, id.Table):
@@ -184,6 +187,7 @@ func (r *run) planJoin(ctx context.Context, ph *phases, stored *state.Checkpoint
 	}
 	pending := *p
 	pending.Tables = slices.Clone(p.Tables)
+	pending.Chunks = withoutChunksOf(p.Chunks, joined)
 	redo := false
 	for _, id := range joined {
 		switch why[id] {
@@ -259,7 +263,7 @@ func (r *run) runJoin(ctx context.Context, ph *phases, out chan<- change.Batch) 
 	}
 	jp := j.snap.Progress()
 	combined := *ph.progress
-	combined.Chunks = append(slices.Clone(ph.progress.Chunks), jp.Chunks...)
+	combined.Chunks = append(withoutChunksOf(ph.progress.Chunks, j.tables), jp.Chunks...)
 	combined.Since, combined.Done = "", true
 	combined.Tables = slices.Clone(ph.progress.Tables)
 	for _, id := range j.tables {
@@ -283,6 +287,15 @@ func (r *run) runJoin(ctx context.Context, ph *phases, out chan<- change.Batch) 
 	r.log.Info("snapshot of the tables joining the captured set finished; the stream resumes from the stored position",
 		"tables", len(j.tables), "chunks", len(jp.Chunks), "rows", rows, "position", j.from.String())
 	return nil
+}
+
+// withoutChunksOf returns the chunks that are not of the given tables. A table that joins
+// again while the hand-off of its earlier join is still under way (a re-snapshot request
+// right after a join, runs stopped in between) is read whole again: its new chunks, read
+// later, reflect all that the earlier ones do, and the two sets together would not
+// partition its key space.
+func withoutChunksOf(chunks []snapshot.DoneChunk, tables []change.TableID) []snapshot.DoneChunk {
+	return slices.DeleteFunc(slices.Clone(chunks), func(c snapshot.DoneChunk) bool { return slices.Contains(tables, c.TableID()) })
 }
 
 // markers returns a batch of one marker of kind for each joining table: the upsert sink

@@ -27,7 +27,7 @@ func TestJoinCandidates(t *testing.T) {
 		{"pattern grew", oldSelection, nil, map[change.TableID]string{id("cut"): joinInterrupted, id("grew"): joinPatternGrew,
 			id("asked"): joinPatternGrew}},
 		{"requested", nil, []change.TableID{id("done"), id("created"), id("keyless"), id("asked"), id("cut")},
-			map[change.TableID]string{id("cut"): joinInterrupted, id("done"): joinRequested, id("created"): joinRequested,
+			map[change.TableID]string{id("cut"): joinRequested, id("done"): joinRequested, id("created"): joinRequested,
 				id("keyless"): joinRequested, id("asked"): joinRequested}},
 	}
 	listed := []change.TableID{id("done"), id("cut"), id("created"), id("keyless"), id("grew"), id("asked")}

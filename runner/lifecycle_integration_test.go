@@ -475,6 +475,24 @@ func TestLcResnapshot(t *testing.T) {
 				t.Errorf("the request is still there after the re-snapshot: %v %v", left, err)
 			}
 
+			// Asked again before any stream has passed the chunks of that re-snapshot (its
+			// hand-off is still under way: --until-caught-up stopped at the position read at
+			// its start, before the chunks' high watermarks): the new chunks replace the old.
+			if err := state.RequestResnapshot(dir, ids); err != nil {
+				t.Fatal(err)
+			}
+			testenv.Exec(t, db, "DELETE FROM a WHERE id = 303", "UPDATE a SET v = 'again' WHERE id = 304")
+			log, logs = bufferLogger()
+			ctx, cancel = context.WithTimeout(context.Background(), 90*time.Second)
+			err = Run(ctx, def, Options{StateDir: dir, UntilCaughtUp: true, Logger: log})
+			cancel()
+			if err != nil {
+				t.Fatalf("Run, the second re-snapshot: %v; log:\n%s", err, logs)
+			}
+			if got, want := materialize(consumeCommitted(t, name+".a")), tableState(t, db, "a"); !maps.Equal(got, want) {
+				t.Errorf("a, after the second re-snapshot: the topic holds %d keys, the table %d rows", len(got), len(want))
+			}
+
 			// A running pipeline takes a request within seconds, and goes on streaming.
 			log, logs = bufferLogger()
 			run := runBackground(def, Options{StateDir: dir, Logger: log})
@@ -484,13 +502,19 @@ func TestLcResnapshot(t *testing.T) {
 			if err := state.RequestResnapshot(dir, ids); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(60 * time.Second)
-			for !strings.Contains(logs.String(), "re-snapshot of "+name+".a: 0 tombstones written") {
-				if time.Now().After(deadline) {
-					t.Fatalf("the running pipeline did not take the request within a minute:\n%s", logs)
-				}
-				time.Sleep(200 * time.Millisecond)
+			waitLog(t, logs, "re-snapshot of "+name+".a: 0 tombstones written", "the running pipeline did not take the request")
+			// Stopped at once, with no write since: the stream has not passed the chunks of
+			// that re-snapshot, so their hand-off is stored still under way. Asked again, the
+			// next run reads a whole again, and its new chunks replace the old ones.
+			if err := run.stop(); err != nil {
+				t.Fatalf("Run: %v; log:\n%s", err, logs)
 			}
+			if err := state.RequestResnapshot(dir, ids); err != nil {
+				t.Fatal(err)
+			}
+			log, logs = bufferLogger()
+			run = runBackground(def, Options{StateDir: dir, Logger: log})
+			waitLog(t, logs, "re-snapshot of "+name+".a: 0 tombstones written", "the next run did not take the request")
 			testenv.Exec(t, db, "DELETE FROM a WHERE id = 302", "INSERT INTO b VALUES (5,'b5')")
 			waitTopic(t, name+".a", tableState(t, db, "a"), run)
 			waitTopic(t, name+".b", tableState(t, db, "b"), run)
@@ -498,6 +522,18 @@ func TestLcResnapshot(t *testing.T) {
 				t.Fatalf("Run: %v; log:\n%s", err, logs)
 			}
 		})
+	}
+}
+
+// waitLog waits up to a minute for a line containing want in logs.
+func waitLog(t *testing.T, logs *syncBuffer, want, fail string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s within a minute (no %q):\n%s", fail, want, logs)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
