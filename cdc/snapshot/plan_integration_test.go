@@ -5,6 +5,7 @@ package snapshot
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -270,6 +271,29 @@ func TestPlanNoPrimaryKey(t *testing.T) {
 		cfg.Keys = func(string, string) ([]string, bool) { return []string{"b"}, true }
 		if _, err = loadTable(context.Background(), pool, &cfg, id); err == nil || !strings.Contains(err.Error(), "nullable") {
 			t.Errorf("nullable key: error %v", err)
+		}
+	})
+}
+
+// TestLoadTableGoneAfterDescribe: a table dropped between its description and the reading
+// of its key's facts is a table that does not exist (errNoTable: left out of the snapshot
+// and of the hand-off), not a failed run.
+func TestLoadTableGoneAfterDescribe(t *testing.T) {
+	testenv.RunMatrix(t, func(t *testing.T, srv testenv.Server) {
+		name, db := srv.Database(t)
+		testenv.Exec(t, db, "CREATE TABLE g (id INT PRIMARY KEY, v INT)")
+		id := change.TableID{DB: name, Table: "g"}
+		cfg, _ := testConfig(srv, id).withDefaults()
+		pool, _ := cfg.openDB()
+		defer pool.Close()
+		desc, err := cfg.Describe(context.Background(), pool, id, DescribeOptions{})
+		if err != nil || desc == nil {
+			t.Fatalf("describe: %v %v", desc, err)
+		}
+		testenv.Exec(t, db, "DROP TABLE g")
+		cfg.Describe = func(context.Context, *sql.DB, change.TableID, DescribeOptions) (*Table, error) { return desc, nil }
+		if _, err := loadTable(context.Background(), pool, &cfg, id); !errors.Is(err, errNoTable) {
+			t.Errorf("loadTable of a table dropped after its description: %v, want errNoTable", err)
 		}
 	})
 }

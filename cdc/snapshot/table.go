@@ -202,6 +202,10 @@ func keyFacts(ctx context.Context, db *sql.DB, id change.TableID, names []string
 		err := db.QueryRowContext(ctx, keyFactsQuery, id.DB, id.Table, name).
 			Scan(&f.Name, &f.DataType, &f.ColumnType, &f.Collation, &f.Nullable)
 		if errors.Is(err, sql.ErrNoRows) {
+			// Dropped or renamed away since it was described: as if it had not been found.
+			if _, err := rowEstimate(ctx, db, id); errors.Is(err, errNoTable) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("table %s: chunk key column %q does not exist", id, name)
 		}
 		if err != nil {
