@@ -270,8 +270,10 @@ func Parse(data []byte) (*File, error) {
 
 // Restore installs the shapes a stored history gives for position at: for each table the
 // last version stamped at or before at. Later versions (a history stored after the
-// position) are dropped: the stream meets their DDL again. Tables that do not exist at at
-// are left out.
+// position) are dropped: the stream meets their DDL again. A table that does not exist at
+// at (dropped or renamed away) is kept as known not to exist: information_schema, which may
+// show it again now (created or renamed in after at), must not fill it in at at, or a
+// RENAME of another table onto its name ahead would look like a swap onto a live table.
 func (h *History) Restore(f *File, at binlogpos.Position, log *slog.Logger) {
 	for _, t := range f.Tables {
 		var cur *historyVersion
@@ -288,10 +290,14 @@ func (h *History) Restore(f *File, at binlogpos.Position, log *slog.Logger) {
 				cur = v
 			}
 		}
-		if cur == nil || cur.Shape == nil {
+		if cur == nil {
 			continue
 		}
 		pos, _ := binlogpos.ParsePosition(cur.At)
+		if cur.Shape == nil {
+			h.tables[change.TableID{DB: t.DB, Table: t.Table}] = []shapeVersion{{at: pos}}
+			continue
+		}
 		info := cur.Shape.Clone()
 		info.RefreshJSON()
 		h.tables[change.TableID{DB: t.DB, Table: t.Table}] = []shapeVersion{{at: pos, info: info}}
