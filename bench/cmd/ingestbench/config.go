@@ -35,6 +35,7 @@ type config struct {
 	SingleRows  int      // rows of the catch-up run with one-row transactions
 	Seconds     int      // duration of each streaming-latency run
 	Rate        int      // rows/s written during the latency runs
+	HighRate    int      // rows/s of the second latency runs; 0: none
 	Partitions  int      // partitions of every topic
 	Compression string   // properties.compression.type of the pipelines and the raw producer
 	Parallelism int      // pipeline.parallelism (0: ingest's default, 1)
@@ -82,6 +83,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.SingleRows, "single-rows", envInt("BENCH_SINGLE_ROWS", 0), "rows of the catch-up run of one-row transactions; 0: rows/10 (BENCH_SINGLE_ROWS)")
 	fs.IntVar(&c.Seconds, "seconds", envInt("BENCH_SECONDS", 20), "seconds of each streaming-latency run (BENCH_SECONDS)")
 	fs.IntVar(&c.Rate, "rate", envInt("BENCH_RATE", 5000), "rows/s written during the latency runs (BENCH_RATE)")
+	fs.IntVar(&c.HighRate, "high-rate", envInt("BENCH_HIGH_RATE", 50000), "rows/s of the second latency runs; 0: none (BENCH_HIGH_RATE)")
 	fs.IntVar(&c.Partitions, "partitions", envInt("BENCH_PARTITIONS", 6), "partitions of each topic (BENCH_PARTITIONS)")
 	fs.StringVar(&c.Compression, "compression", envString("BENCH_COMPRESSION", "lz4"), "Kafka compression of ingest and the raw producer (BENCH_COMPRESSION)")
 	fs.IntVar(&c.Parallelism, "parallelism", envInt("BENCH_PARALLELISM", min(runtime.NumCPU(), 4)),
@@ -122,12 +124,20 @@ func parseConfig(args []string) (config, error) {
 	return c, c.check()
 }
 
+// latencyRates are the rates of the latency runs: the target's, then the high one.
+func (c config) latencyRates() []int {
+	if c.HighRate > 0 && c.HighRate != c.Rate {
+		return []int{c.Rate, c.HighRate}
+	}
+	return []int{c.Rate}
+}
+
 func (c config) check() error {
 	switch {
 	case c.Rows < 1000:
 		return errors.New("-rows: at least 1000")
-	case c.Seconds < 1 || c.Rate < 100:
-		return errors.New("-seconds at least 1 and -rate at least 100")
+	case c.Seconds < 1 || c.Rate < 100 || c.HighRate != 0 && c.HighRate < 100:
+		return errors.New("-seconds at least 1, -rate at least 100, -high-rate 0 or at least 100")
 	case c.Partitions < 1:
 		return errors.New("-partitions: at least 1")
 	case c.Repeat < 1:

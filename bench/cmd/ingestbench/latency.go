@@ -15,6 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// latencyLabel names the pipelines and topics of the latency runs at rate rows/s.
+func latencyLabel(rate int) string { return fmt.Sprintf("latency%d", rate) }
+
 // latencyBase is the first id of the measured rows; the warm-up probes use ids below it.
 const latencyBase = 1_000_000
 
@@ -52,9 +55,9 @@ func (s *suite) newLatencyRig(ctx context.Context, topic string, total int) (*la
 // latency measures the time from commit in MariaDB to the record being readable in Kafka
 // (read_committed) while rows are written at a fixed rate, ingest streaming from the
 // latest position.
-func (s *suite) latency(ctx context.Context, guarantee string) error {
-	total := s.cfg.Rate * s.cfg.Seconds
-	spec := s.spec("latency-"+guarantee, "latency", guarantee, "latest-offset")
+func (s *suite) latency(ctx context.Context, guarantee string, rate int) error {
+	total := rate * s.cfg.Seconds
+	spec := s.spec(latencyLabel(rate)+"-"+guarantee, "latency", guarantee, "latest-offset")
 	rig, err := s.newLatencyRig(ctx, spec.Topic, total)
 	if err != nil {
 		return err
@@ -64,7 +67,7 @@ func (s *suite) latency(ctx context.Context, guarantee string) error {
 	if err != nil {
 		return err
 	}
-	log.Printf("latency: %s, %d rows/s for %ds (pipeline %s)", guarantee, s.cfg.Rate, s.cfg.Seconds, spec.Name)
+	log.Printf("latency: %s, %d rows/s for %ds (pipeline %s)", guarantee, rate, s.cfg.Seconds, spec.Name)
 	p, err := startIngest(ctx, s.cfg, s.dir, file, false)
 	if err != nil {
 		return err
@@ -75,7 +78,7 @@ func (s *suite) latency(ctx context.Context, guarantee string) error {
 		}
 		return nil
 	}
-	run, err := s.measureLatency(ctx, alive, rig.cons, total)
+	run, err := s.measureLatency(ctx, alive, rig.cons, rate, total)
 	st, stopErr := p.stop()
 	if err = errors.Join(err, stopErr); err != nil {
 		return err
@@ -92,9 +95,9 @@ func (s *suite) latency(ctx context.Context, guarantee string) error {
 // rawLatency measures the same with go-mysql and franz-go alone: each inserted row of the
 // binlog is produced at once as a small record (acks=all, idempotent, default linger). It is
 // the floor of what a binlog-to-Kafka pipeline can do on this machine at that moment.
-func (s *suite) rawLatency(ctx context.Context) error {
-	total := s.cfg.Rate * s.cfg.Seconds
-	rig, err := s.newLatencyRig(ctx, s.topic("latency-raw"), total)
+func (s *suite) rawLatency(ctx context.Context, rate int) error {
+	total := rate * s.cfg.Seconds
+	rig, err := s.newLatencyRig(ctx, s.topic(latencyLabel(rate)+"-raw"), total)
 	if err != nil {
 		return err
 	}
@@ -103,7 +106,7 @@ func (s *suite) rawLatency(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log.Printf("latency: raw go-mysql -> franz-go, %d rows/s for %ds", s.cfg.Rate, s.cfg.Seconds)
+	log.Printf("latency: raw go-mysql -> franz-go, %d rows/s for %ds", rate, s.cfg.Seconds)
 	pids := readServicePIDs(s.cfg.svc)
 	before := pids.cpu()
 	rctx, cancel := context.WithCancel(ctx)
@@ -118,7 +121,7 @@ func (s *suite) rawLatency(ctx context.Context) error {
 			return nil
 		}
 	}
-	run, err := s.measureLatency(ctx, alive, rig.cons, total)
+	run, err := s.measureLatency(ctx, alive, rig.cons, rate, total)
 	cancel()
 	if rerr := <-relayed; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
 		err = rerr
@@ -142,11 +145,11 @@ func (s *suite) addLatency(run latencyRun) {
 
 // measureLatency waits for the pipeline to deliver, writes the paced rows and waits for
 // them; alive reports a pipeline that stopped.
-func (s *suite) measureLatency(ctx context.Context, alive func() error, cons *latencyConsumer, total int) (latencyRun, error) {
-	if err := s.warmUp(ctx, alive, cons); err != nil {
+func (s *suite) measureLatency(ctx context.Context, alive func() error, cons *latencyConsumer, rate, total int) (latencyRun, error) {
+	if err := s.warmUp(ctx, alive, cons, rate); err != nil {
 		return latencyRun{}, err
 	}
-	w := pacedWriter{db: s.db, table: "latency", first: latencyBase, rate: s.cfg.Rate, total: total}
+	w := pacedWriter{db: s.db, table: "latency", first: latencyBase, rate: rate, total: total}
 	commits, txns, wall, err := w.run(ctx)
 	if err != nil {
 		return latencyRun{}, err
@@ -155,7 +158,7 @@ func (s *suite) measureLatency(ctx context.Context, alive func() error, cons *la
 	for cons.count() < total && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	run := latencyRun{TargetRate: s.cfg.Rate, Rows: total, Seconds: round(wall.Seconds(), 2),
+	run := latencyRun{TargetRate: rate, Rows: total, Seconds: round(wall.Seconds(), 2),
 		Rate: round(float64(total)/wall.Seconds(), 0), TxnRows: round(float64(total)/float64(txns), 1)}
 	cons.summarize(commits, &run)
 	return run, nil
@@ -164,13 +167,13 @@ func (s *suite) measureLatency(ctx context.Context, alive func() error, cons *la
 // warmUp writes probe rows until the first reaches the consumer, then rows at the measured
 // rate for warmUpTime, and waits for them, so that the measurement is of the steady state:
 // the first records to each partition of a new topic can take hundreds of milliseconds.
-func (s *suite) warmUp(ctx context.Context, alive func() error, cons *latencyConsumer) error {
+func (s *suite) warmUp(ctx context.Context, alive func() error, cons *latencyConsumer, rate int) error {
 	if err := s.probe(ctx, alive, cons); err != nil {
 		return err
 	}
 	const warmUpTime = 2 * time.Second
-	n := min(int(float64(s.cfg.Rate)*warmUpTime.Seconds()), latencyBase/2-1)
-	w := pacedWriter{db: s.db, table: "latency", first: latencyBase / 2, rate: s.cfg.Rate, total: n}
+	n := min(int(float64(rate)*warmUpTime.Seconds()), latencyBase/2-1)
+	w := pacedWriter{db: s.db, table: "latency", first: latencyBase / 2, rate: rate, total: n}
 	if _, _, _, err := w.run(ctx); err != nil {
 		return err
 	}

@@ -82,12 +82,14 @@ func (s *suite) runParts(ctx context.Context) error {
 		}
 	}
 	if s.cfg.runs(partLatency) {
-		if err := s.rawLatency(ctx); err != nil {
-			return fmt.Errorf("latency, raw relay: %w", err)
-		}
-		for _, g := range s.cfg.Guarantees {
-			if err := s.latency(ctx, g); err != nil {
-				return fmt.Errorf("latency %s: %w", g, err)
+		for _, rate := range s.cfg.latencyRates() {
+			if err := s.rawLatency(ctx, rate); err != nil {
+				return fmt.Errorf("latency at %d rows/s, raw relay: %w", rate, err)
+			}
+			for _, g := range s.cfg.Guarantees {
+				if err := s.latency(ctx, g, rate); err != nil {
+					return fmt.Errorf("latency %s at %d rows/s: %w", g, rate, err)
+				}
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func newSuite(ctx context.Context, cfg config) (*suite, error) {
 		s.flavor = "mariadb"
 	}
 	s.res.Config = map[string]any{
-		"rows": cfg.Rows, "single_txn_rows": cfg.SingleRows, "latency_seconds": cfg.Seconds, "latency_rate": cfg.Rate,
+		"rows": cfg.Rows, "single_txn_rows": cfg.SingleRows, "latency_seconds": cfg.Seconds, "latency_rate": cfg.Rate, "latency_high_rate": cfg.HighRate,
 		"partitions": cfg.Partitions, "compression": cfg.Compression, "parallelism": cfg.Parallelism,
 		"txn_sizes": cfg.TxnSizes, "repeat": cfg.Repeat, "peer_txn": cfg.PeerTxn, "peers": cfg.Peers, "guarantees": cfg.Guarantees, "parts": cfg.Parts, "profile": cfg.Profile != "",
 	}
@@ -319,8 +319,8 @@ func (s *suite) snapshot(ctx context.Context) error {
 		s.res.Table.AvgRowBytes = avg
 	}
 	scans := []rawSource{
-		{nameScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n), false) }},
 		{namePreparedScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n), true) }},
+		{nameScan, func() (rawResult, error) { return rawScan(ctx, s.cfg.svc, snapTable(n), false) }},
 	}
 	scan, err := s.rounds(ctx, suiteName, scans,
 		func(g string) pipelineSpec { return s.spec("snap-"+g, snapTable(n), g, "initial") }, n, "snap-raw-produce")
@@ -398,7 +398,9 @@ func (s *suite) catchup(ctx context.Context, txnRows int) error {
 		time.Since(start).Round(time.Millisecond), from, to)
 
 	label := fmt.Sprintf("catchup%d", txnRows)
-	_, err = s.rounds(ctx, suiteName, []rawSource{{nameDecode, func() (rawResult, error) {
+	_, err = s.rounds(ctx, suiteName, []rawSource{{nameRead, func() (rawResult, error) {
+		return rawRead(ctx, s.cfg.svc, s.flavor, from, to, rows)
+	}}, {nameDecode, func() (rawResult, error) {
 		dec, err := rawDecode(ctx, s.cfg.svc, s.flavor, table, from, to)
 		if err == nil && dec.Rows != rows {
 			err = fmt.Errorf("%s: the binlog holds %d changes of %s, want %d", suiteName, dec.Rows, table, rows)
