@@ -132,9 +132,9 @@ const (
 	// decoded (binlogread.go): the catch-up's limit.
 	nameRead = "raw binlog read"
 	// nameDecode is go-mysql's BinlogSyncer decoding the same binlog, shown for information.
-	nameDecode = "raw go-mysql decode"
-	nameProduce      = "raw franz-go produce"
-	nameRawRelay     = "raw go-mysql -> franz-go"
+	nameDecode   = "raw go-mysql decode"
+	nameProduce  = "raw franz-go produce"
+	nameRawRelay = "raw go-mysql -> franz-go"
 )
 
 func ingestName(g string) string        { return "ingest " + g }
