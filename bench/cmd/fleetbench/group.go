@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -150,23 +151,29 @@ func (g *group) live() []*worker {
 	return out
 }
 
-func status(ctx context.Context, w *worker) (*fleet.Status, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+// get reads path of worker w's status server and hands the body to read.
+func get(ctx context.Context, w *worker, path string, read func(io.Reader) error) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.addr+"/status", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.addr+path, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("worker %d: %w", w.n, err)
+		return fmt.Errorf("worker %d: %w", w.n, err)
 	}
 	defer resp.Body.Close()
-	var st fleet.Status
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return nil, fmt.Errorf("worker %d: status: %w", w.n, err)
+	if err := read(resp.Body); err != nil {
+		return fmt.Errorf("worker %d: %s: %w", w.n, path, err)
 	}
-	return &st, nil
+	return nil
+}
+
+func status(ctx context.Context, w *worker) (*fleet.Status, error) {
+	var st fleet.Status
+	err := get(ctx, w, "/status", func(r io.Reader) error { return json.NewDecoder(r).Decode(&st) })
+	return &st, err
 }
 
 // settled reports whether every pipeline is owned by exactly one of the live workers but

@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // sample is one worker's figures at one moment.
@@ -76,18 +74,9 @@ func procMemory(pid int) (rss, peak float64, err error) {
 
 // metrics reads the worker's unlabelled series from /metrics.
 func metrics(ctx context.Context, w *worker) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.addr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("worker %d: metrics: %w", w.n, err)
-	}
-	defer resp.Body.Close()
-	return parseMetrics(resp.Body)
+	var m map[string]float64
+	err := get(ctx, w, "/metrics", func(r io.Reader) (err error) { m, err = parseMetrics(r); return err })
+	return m, err
 }
 
 // parseMetrics returns the series without labels of a Prometheus text exposition.
