@@ -70,9 +70,9 @@ func joinCandidates(p *snapshot.Progress, listed []change.TableID, old func(db, 
 	for _, id := range listed {
 		t, ok := in[id]
 		switch {
-		// A request wins over an interrupted join: it reads the table from scratch, with the
-		// markers that tombstone every key its topic holds and the table no longer has (a
-		// resumed join has no markers, and misses the keys gone before it began).
+		// A request wins over an interrupted join: both read the table whole again, with the
+		// markers that tombstone every key its topic holds and the table no longer has, and
+		// the request also leaves the request file once the join is stored.
 		case slices.Contains(requested, id): // captured or not (skipped, created while not followed)
 			why[id] = joinRequested
 		case ok && t.Snapshotted() && !t.Done:
@@ -301,15 +301,14 @@ func withoutChunksOf(chunks []snapshot.DoneChunk, tables []change.TableID) []sna
 // markers returns a batch of one marker of kind for each joining table: the upsert sink
 // tombstones, at the Resnapshotted marker, the keys of the table that its topics hold and
 // the join's snapshot did not write (upsert/clear.go). A join that an earlier run began and
-// did not finish gets none: its snapshot resumes from what it stored, so not every key it
-// has is written again after the first marker (the keys deleted since it began are
-// tombstoned from the binlog instead: Progress.Since).
+// did not finish gets them too: its chunks are not stored (each stores the state of the
+// join's start), so it reads every table whole again, and writes every key it has after the
+// first marker. (Its Progress.Since also tombstones, from the binlog, the keys deleted
+// since it began.) Without them, keys that the interrupted join had not yet cleared stayed
+// in the topic, found by the table lifecycle scenario of chaos/.
 func (j *join) markers(kind change.DDLKind) change.Batch {
 	b := change.Batch{End: true, CommitTime: time.Now()}
 	for _, id := range j.tables {
-		if j.why[id] == joinInterrupted {
-			continue
-		}
 		b.Changes = append(b.Changes, change.Change{Op: change.SchemaChange, Schema: &change.Schema{Table: id},
 			DDL: &change.DDL{Kind: kind, Statement: "ingest: the table is snapshotted again (" + j.why[id] + ")"}})
 	}
