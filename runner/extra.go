@@ -22,6 +22,11 @@ import (
 // run only ever grows at its end (chunks are recorded in the order they are emitted).
 type chunkParts struct {
 	enc [][]byte
+	// tablesOf and tablesEnc are the captured set last encoded and its JSON: the progress
+	// of every chunk of a run shares one slice of the set (the snapshot package's ledger),
+	// so a set of thousands of tables is encoded once, not once per chunk.
+	tablesOf  []snapshot.TableState
+	tablesEnc []byte
 }
 
 // parts splits p into the progress without its chunks and the chunks' encodings.
@@ -36,13 +41,56 @@ func (c *chunkParts) parts(p *snapshot.Progress) (head []byte, chunks [][]byte, 
 		}
 		c.enc = append(c.enc, b)
 	}
-	rest := *p
-	rest.Chunks = nil
-	if head, err = json.Marshal(rest); err != nil {
+	if head, err = c.head(p); err != nil {
 		return nil, nil, err
 	}
 	n := len(p.Chunks)
 	return head, c.enc[:n:n], nil
+}
+
+// head returns the JSON of p without its chunks, as json.Marshal writes a
+// snapshot.Progress whose Chunks are nil (TestProgressHeadFields checks that it knows every field),
+// with the captured set's encoding reused while p.Tables is the slice encoded last.
+func (c *chunkParts) head(p *snapshot.Progress) ([]byte, error) {
+	if !sameTables(p.Tables, c.tablesOf) || c.tablesEnc == nil {
+		b, err := json.Marshal(p.Tables)
+		if err != nil {
+			return nil, err
+		}
+		c.tablesOf, c.tablesEnc = p.Tables, b
+	}
+	flags, err := json.Marshal(struct {
+		Done  bool   `json:"done,omitempty"`
+		Since string `json:"since,omitempty"`
+	}{p.Done, p.Since})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(flags)+len(c.tablesEnc)+len(p.ListedAt)+32)
+	out = append(out, flags[:len(flags)-1]...) // without its closing brace
+	if len(flags) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"tables":`...)
+	out = append(out, c.tablesEnc...)
+	if p.ListedAt != "" {
+		at, err := json.Marshal(p.ListedAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `,"listed_at":`...)
+		out = append(out, at...)
+	}
+	return append(out, '}'), nil
+}
+
+// sameTables reports whether a and b are the same slice (or both nil, or both empty and
+// not nil).
+func sameTables(a, b []snapshot.TableState) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
 }
 
 // progressOf joins the parts of a stored progress; nil when none is stored. A progress

@@ -137,8 +137,12 @@ func newHandoff(ctx context.Context, p Progress, tables []*table) (*Handoff, err
 	if !ok || len(p.Chunks) == 0 {
 		return h, nil
 	}
+	byTable := map[change.TableID][]DoneChunk{} // each table's chunks: a scan of them all per table grew as tables × chunks
+	for _, c := range p.Chunks {
+		byTable[c.TableID()] = append(byTable[c.TableID()], c)
+	}
 	for _, t := range tables {
-		ht, err := handoffFor(ctx, t, p.Chunks)
+		ht, err := handoffFor(ctx, t, byTable[t.id])
 		if err != nil {
 			return nil, fmt.Errorf("snapshot: handoff: %w", err)
 		}

@@ -106,7 +106,8 @@ type ledger struct {
 	end      int                        // token of the end marker, 0 until every chunk is emitted
 	inflight map[int]binlogpos.Position // pieces begun and not emitted: their low watermark once known
 	next     int
-	tables   []TableState // the tables listed (setTables), or Config.Resume's; nil until known
+	tables   []TableState // the tables listed (setTables), or Config.Resume's; nil until known; replaced, never written in place
+	doneView []TableState // tables with each table of the snapshot Done (withTables), built once per tables
 	listedAt string       // Progress.ListedAt
 }
 
@@ -130,10 +131,11 @@ func newLedger(resume *Progress) *ledger {
 func (l *ledger) setTables(ids []change.TableID, listedAt binlogpos.Position) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.tables = make([]TableState, len(ids))
+	tables := make([]TableState, len(ids))
 	for i, id := range ids {
-		l.tables[i] = TableState{DB: id.DB, Table: id.Table}
+		tables[i] = TableState{DB: id.DB, Table: id.Table}
 	}
+	l.tables, l.doneView = tables, nil
 	if l.listedAt == "" && !listedAt.IsZero() {
 		l.listedAt = listedAt.String()
 	}
@@ -151,12 +153,22 @@ func (l *ledger) tableIDs() []change.TableID {
 }
 
 // withTables completes p with the captured set, each table of the snapshot Done when p is.
+// Every progress of a run shares one slice of the set (capped: an append copies it) until
+// the set changes, so that a progress per chunk costs no copy of a set of thousands of
+// tables; a holder that changes an element must clone the slice first.
 func (l *ledger) withTables(p Progress) Progress {
 	if l.tables != nil {
-		p.Tables = make([]TableState, len(l.tables))
-		for i, t := range l.tables {
-			t.Done = t.Done || (p.Done && t.Snapshotted())
-			p.Tables[i] = t
+		n := len(l.tables)
+		p.Tables = l.tables[:n:n]
+		if p.Done {
+			if l.doneView == nil {
+				l.doneView = make([]TableState, n)
+				for i, t := range l.tables {
+					t.Done = t.Done || t.Snapshotted()
+					l.doneView[i] = t
+				}
+			}
+			p.Tables = l.doneView[:n:n]
 		}
 	}
 	p.ListedAt = l.listedAt

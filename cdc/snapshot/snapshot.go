@@ -311,21 +311,37 @@ func (s *Snapshot) listTables(ctx context.Context, db *sql.DB) ([]*table, error)
 }
 
 // loadTables describes the given tables; one that does not exist any more is left out,
-// with an INFO line (errNoTable).
+// with an INFO line (errNoTable). The tables are described by as many goroutines at once
+// as the pool has connections: each description is a few round trips, and a pipeline of
+// thousands of tables waited seconds for them one by one.
 func (s *Snapshot) loadTables(ctx context.Context, db *sql.DB, ids []change.TableID) ([]*table, error) {
+	loaded := make([]*table, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.cfg.Parallelism + 2) // the pool's size (Config.openDB)
+	for i, id := range ids {
+		g.Go(func() error {
+			t, err := loadTable(gctx, db, &s.cfg, id)
+			if errors.Is(err, errNoTable) {
+				s.cfg.Logger.Info("snapshot: table "+id.String()+" does not exist any more (dropped or renamed away since it "+
+					"was chosen): it has no rows to read, and the stream meets its DROP or RENAME", "table", id.String())
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("snapshot: %w", err)
+			}
+			loaded[i] = t
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	tables := make([]*table, 0, len(ids))
-	for _, id := range ids {
-		t, err := loadTable(ctx, db, &s.cfg, id)
-		if errors.Is(err, errNoTable) {
-			s.cfg.Logger.Info("snapshot: table "+id.String()+" does not exist any more (dropped or renamed away since it "+
-				"was chosen): it has no rows to read, and the stream meets its DROP or RENAME", "table", id.String())
-			continue
+	for _, t := range loaded {
+		if t != nil {
+			tables = append(tables, t)
+			s.stats[t.id] = &TableProgress{Table: t.id, Estimate: t.estimate}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("snapshot: %w", err)
-		}
-		tables = append(tables, t)
-		s.stats[id] = &TableProgress{Table: id, Estimate: t.estimate}
 	}
 	return tables, nil
 }
