@@ -80,6 +80,11 @@ bench: build
 bench-peers: build
 	scripts/bench-peers
 
+## bench-curves: the cost curves: tables in one pipeline, columns, row size, transaction size (bench/README.md, "Curves").
+.PHONY: bench-curves
+bench-curves: build
+	scripts/bench -only curves -db $${BENCH_CURVES_DB:-ingestcurves}
+
 ## bench-fleet: 100 pipelines on 3 `ingest serve` workers: memory and goroutines per pipeline, and the time a worker's leaving takes (bench/README.md).
 .PHONY: bench-fleet
 bench-fleet: build

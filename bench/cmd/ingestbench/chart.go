@@ -50,7 +50,12 @@ type section struct {
 
 // writeChart draws the results into a PNG file at path.
 func writeChart(path string, r *results) error {
-	secs := chartSections(r)
+	return drawChart(path, r.summary(), chartSections(r))
+}
+
+// drawChart draws a title, two lines under it (of header) and the sections into a PNG
+// file at path.
+func drawChart(path string, header []string, secs []section) error {
 	h := margin + titleH + 2*(7*2+8)
 	for _, s := range secs {
 		h += titleH + len(s.bars)*(barH+barGap) + sectionGp
@@ -58,7 +63,7 @@ func writeChart(path string, r *results) error {
 	img := image.NewRGBA(image.Rect(0, 0, chartW, h+margin))
 	fillRect(img, 0, 0, chartW, h+margin, colBackground)
 	y := margin
-	lines := r.summary()
+	lines := append(header, "", "")
 	drawText(img, margin, y, lines[0], 2, colText)
 	y += titleH
 	for _, l := range lines[1:3] {

@@ -93,10 +93,21 @@ func (p *client) poll() {
 	}
 }
 
+// peak is the highest resident set seen; once the process has exited, at least its own
+// maximum resident set as the kernel counted it (a run shorter than the sampling interval
+// is seen only there).
 func (p *client) peak() int64 {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.peakRSS
+	peak := p.peakRSS
+	p.mu.Unlock()
+	select {
+	case <-p.exit:
+		if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, ru.Maxrss<<10) // kilobytes on Linux
+		}
+	default:
+	}
+	return peak
 }
 
 // usage returns the CPU the tree and the servers have used since the start.

@@ -20,6 +20,9 @@ const (
 	// partPeers is ingest against its peers (make bench-peers, peers.go): never with the
 	// other parts, and not among the defaults.
 	partPeers = "peers"
+	// partCurves is the cost curves (make bench-curves, curves.go): never with the other
+	// parts, and not among the defaults.
+	partCurves = "curves"
 )
 
 // Delivery guarantees, spelled as the pipeline file spells them.
@@ -57,6 +60,8 @@ type config struct {
 	ConnectPort int      // Kafka Connect's REST port (listeners)
 	Java        string   // the java binary
 
+	Curve curveSettings // the sizes of the curves part
+
 	svc services
 }
 
@@ -78,6 +83,7 @@ type services struct {
 func parseConfig(args []string) (config, error) {
 	var c config
 	var txnSizes, guarantees, parts, peers string
+	var curves, curveTables, curveColumns, curveRowBytes, curveTxn string
 	fs := flag.NewFlagSet("ingestbench", flag.ContinueOnError)
 	fs.IntVar(&c.Rows, "rows", envInt("BENCH_ROWS", 2_000_000), "rows of the snapshot table and of the catch-up runs (BENCH_ROWS)")
 	fs.IntVar(&c.SingleRows, "single-rows", envInt("BENCH_SINGLE_ROWS", 0), "rows of the catch-up run of one-row transactions; 0: rows/10 (BENCH_SINGLE_ROWS)")
@@ -105,6 +111,15 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.PeerTxn, "peer-txn", envInt("BENCH_PEER_TXN", 100), "transaction size of the peers' catch-up (BENCH_PEER_TXN)")
 	fs.IntVar(&c.ConnectPort, "connect-port", envInt("BENCH_CONNECT_PORT", 18083), "Kafka Connect's REST port (BENCH_CONNECT_PORT)")
 	fs.StringVar(&c.Java, "java", envString("BENCH_JAVA", "java"), "the java binary of the peers (BENCH_JAVA)")
+	fs.StringVar(&curves, "curves", envString("BENCH_CURVES", strings.Join(curveNames, ",")), "curves of -only curves (BENCH_CURVES)")
+	fs.StringVar(&curveTables, "curve-tables", envString("BENCH_CURVE_TABLES", "1,100,1000,10000"), "tables of the tables curve (BENCH_CURVE_TABLES)")
+	fs.IntVar(&c.Curve.Changes, "curve-changes", envInt("BENCH_CURVE_CHANGES", 100_000), "changes of the tables curve's catch-up (BENCH_CURVE_CHANGES)")
+	fs.StringVar(&curveColumns, "curve-columns", envString("BENCH_CURVE_COLUMNS", "10,100,1000"), "columns of the columns curve (BENCH_CURVE_COLUMNS)")
+	fs.IntVar(&c.Curve.Cells, "curve-cells", envInt("BENCH_CURVE_CELLS", 2_000_000), "rows × columns of each columns point (BENCH_CURVE_CELLS)")
+	fs.StringVar(&curveRowBytes, "curve-row-bytes", envString("BENCH_CURVE_ROW_BYTES", "100,1000,10000,100000,1000000"), "payload bytes per row of the row-size curve (BENCH_CURVE_ROW_BYTES)")
+	fs.IntVar(&c.Curve.Bytes, "curve-bytes", envInt("BENCH_CURVE_BYTES", 100_000_000), "payload bytes of each row-size point (BENCH_CURVE_BYTES)")
+	fs.StringVar(&curveTxn, "curve-txn-sizes", envString("BENCH_CURVE_TXN_SIZES", "1,100,10000,1000000"), "transaction sizes of the transaction curve (BENCH_CURVE_TXN_SIZES)")
+	fs.IntVar(&c.Curve.TxnRows, "curve-txn-rows", envInt("BENCH_CURVE_TXN_ROWS", 200_000), "changes of each transaction-size point, at least one transaction (BENCH_CURVE_TXN_ROWS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -118,6 +133,16 @@ func parseConfig(args []string) (config, error) {
 	c.Guarantees = splitList(guarantees)
 	c.Parts = splitList(parts)
 	c.Peers = splitList(peers)
+	c.Curve.Curves = splitList(curves)
+	for _, l := range []struct {
+		flag, s string
+		into    *[]int
+	}{{"-curve-tables", curveTables, &c.Curve.Tables}, {"-curve-columns", curveColumns, &c.Curve.Columns},
+		{"-curve-row-bytes", curveRowBytes, &c.Curve.RowBytes}, {"-curve-txn-sizes", curveTxn, &c.Curve.TxnSizes}} {
+		if *l.into, err = parseInts(l.s); err != nil {
+			return c, fmt.Errorf("%s: %w", l.flag, err)
+		}
+	}
 	if c.svc, err = loadServices(); err != nil {
 		return c, err
 	}
@@ -151,8 +176,13 @@ func (c config) check() error {
 		}
 	}
 	for _, p := range c.Parts {
-		if p != partSnapshot && p != partCatchup && p != partLatency && p != partPeers {
-			return fmt.Errorf("-only: unknown part %q (snapshot, catchup, latency, peers)", p)
+		if p != partSnapshot && p != partCatchup && p != partLatency && p != partPeers && p != partCurves {
+			return fmt.Errorf("-only: unknown part %q (snapshot, catchup, latency, peers, curves)", p)
+		}
+	}
+	if c.runs(partCurves) {
+		if err := c.checkCurves(); err != nil {
+			return err
 		}
 	}
 	if c.runs(partPeers) {

@@ -44,10 +44,18 @@ func (k *kafka) createTopic(ctx context.Context, topic string, appendTime bool) 
 // createTopicPolicy is createTopic with a cleanup.policy: compact for upsert-kafka, delete
 // for the change events of type kafka (as ingest creates their topics).
 func (k *kafka) createTopicPolicy(ctx context.Context, topic string, appendTime bool, policy string) error {
+	return k.createTopicWith(ctx, topic, appendTime, policy, nil)
+}
+
+// createTopicWith is createTopicPolicy with more topic configs.
+func (k *kafka) createTopicWith(ctx context.Context, topic string, appendTime bool, policy string, more map[string]string) error {
 	logAppend := "LogAppendTime"
 	configs := map[string]*string{"cleanup.policy": &policy}
 	if appendTime {
 		configs["message.timestamp.type"] = &logAppend
+	}
+	for k, v := range more {
+		configs[k] = &v
 	}
 	resp, err := k.adm.CreateTopic(ctx, int32(k.parts), 1, configs, topic)
 	if err == nil {

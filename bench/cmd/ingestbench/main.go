@@ -69,6 +69,9 @@ func (s *suite) runParts(ctx context.Context) error {
 	if s.cfg.runs(partPeers) {
 		return s.peers(ctx)
 	}
+	if s.cfg.runs(partCurves) {
+		return s.curves(ctx)
+	}
 	if s.cfg.runs(partSnapshot) {
 		if err := s.snapshot(ctx); err != nil {
 			return fmt.Errorf("snapshot: %w", err)

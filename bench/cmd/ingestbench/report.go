@@ -170,6 +170,9 @@ func (r *results) summary() []string {
 	if r.Mode == partPeers {
 		title = "ingest and its peers"
 	}
+	if r.Mode == partCurves {
+		title = "ingest cost curves"
+	}
 	lines := []string{
 		fmt.Sprintf("%s, %s on %s (%s)", title, r.Started.Format("2006-01-02 15:04 MST"), m.Host, m.GitCommit),
 		fmt.Sprintf("machine: %d CPUs %s, %.1f GiB, Linux %s, load average %s at start, %s at the end", m.CPUs, m.CPUModel,
@@ -184,6 +187,10 @@ func (r *results) summary() []string {
 			thousands(float64(intConfig(r.Config, "rows"))), r.Table.Columns, r.Table.AvgRowBytes, intConfig(r.Config, "peer_txn"),
 			m.Partitions, max(intConfig(r.Config, "repeat"), 1))
 		lines = append(lines, "peers: "+r.PeerVersions)
+	}
+	if r.Mode == partCurves {
+		lines[3] = fmt.Sprintf("data: %s; %d partitions, %s, pipeline.parallelism %d; one run per point", curveData(r.Config),
+			m.Partitions, m.Compressed, intConfig(r.Config, "parallelism"))
 	}
 	return lines
 }
@@ -200,9 +207,12 @@ func (r *results) print(w io.Writer) {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
-	if r.Mode == partPeers {
+	switch r.Mode {
+	case partPeers:
 		r.peersTable().text(w)
-	} else {
+	case partCurves:
+		r.curvesTable().text(w)
+	default:
 		r.throughputTable().text(w)
 	}
 	if len(r.Latency) > 0 {
@@ -223,6 +233,10 @@ func (r *results) print(w io.Writer) {
 func (r *results) markdown(w io.Writer, jsonName string) {
 	if r.Mode == partPeers {
 		r.peersMarkdown(w, jsonName)
+		return
+	}
+	if r.Mode == partCurves {
+		r.curvesMarkdown(w, jsonName)
 		return
 	}
 	fmt.Fprintln(w, "# ingest benchmark: latest run")
@@ -260,6 +274,9 @@ func (r *results) write(dir string) ([]string, error) {
 	if r.Mode == partPeers {
 		jsonName, base = "peers-"+jsonName, "peers"
 	}
+	if r.Mode == partCurves {
+		jsonName, base = "curves-"+jsonName, "curves"
+	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err
@@ -272,6 +289,10 @@ func (r *results) write(dir string) ([]string, error) {
 	r.markdown(&md, jsonName)
 	if err := os.WriteFile(paths[1], []byte(md.String()), 0o644); err != nil {
 		return nil, err
+	}
+	if r.Mode == partCurves {
+		charts, err := r.writeCurveCharts(dir)
+		return append(paths[:2], charts...), err
 	}
 	if err := writeChart(paths[2], r); err != nil {
 		return nil, fmt.Errorf("chart: %w", err)

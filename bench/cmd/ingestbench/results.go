@@ -92,6 +92,8 @@ type results struct {
 	// settings (peers.go).
 	PeerVersions string                       `json:"peer_versions,omitempty"`
 	PeerSettings map[string]map[string]string `json:"peer_settings,omitempty"`
+	// Curves are the points of the curves part (curves.go).
+	Curves []curvePoint `json:"curves,omitempty"`
 }
 
 // tableInfo describes the generated rows.
@@ -161,6 +163,10 @@ const (
 func (r *results) evaluate(guarantees []string) {
 	if r.Mode == partPeers {
 		r.evaluatePeers()
+		return
+	}
+	if r.Mode == partCurves {
+		r.evaluateCurves()
 		return
 	}
 	order := map[string]int{}
