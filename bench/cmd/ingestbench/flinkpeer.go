@@ -165,6 +165,7 @@ type flinkRun struct {
 	name, dir string
 	conf      string // flink.properties
 	sql       string // job.sql
+	tmp       string // java.io.tmpdir: the files Flink leaves when stopped (its RPC jar, the MiniCluster's)
 }
 
 // newFlink writes the configuration and statements of one run of a Flink configuration
@@ -175,7 +176,10 @@ func (s *suite) newFlink(p peerConfig, label, table, topic string, from binlogPo
 	if err := os.MkdirAll(r.dir, 0o700); err != nil {
 		return r, err
 	}
-	r.conf, r.sql = filepath.Join(r.dir, "flink.properties"), filepath.Join(r.dir, "job.sql")
+	r.conf, r.sql, r.tmp = filepath.Join(r.dir, "flink.properties"), filepath.Join(r.dir, "job.sql"), filepath.Join(r.dir, "tmp")
+	if err := os.MkdirAll(r.tmp, 0o700); err != nil {
+		return r, err
+	}
 	if err := writeProperties(r.conf, merge(flinkConf(), p.Flink)); err != nil {
 		return r, err
 	}
@@ -189,10 +193,11 @@ func (s *suite) newFlink(p peerConfig, label, table, topic string, from binlogPo
 }
 
 // peerFlink runs a Flink configuration until want records of this run are in topic,
-// measures it and stops it.
+// measures it and stops it, and removes the files Flink left in its temporary directory.
 func (s *suite) peerFlink(ctx context.Context, suiteName, name string, r flinkRun, topic string, want int) (measurement, error) {
+	defer os.RemoveAll(r.tmp)
 	return s.peerProcess(ctx, suiteName, name, topic, want, func() (*client, error) {
-		args := append(slices.Clone(flinkJVM), "-Dlog4j.configurationFile="+filepath.Join(s.cfg.FlinkClasses, "log4j2.properties"),
+		args := append(slices.Clone(flinkJVM), "-Djava.io.tmpdir="+r.tmp, "-Dlog4j.configurationFile="+filepath.Join(s.cfg.FlinkClasses, "log4j2.properties"),
 			"-cp", s.cfg.FlinkClasses+string(os.PathListSeparator)+filepath.Join(s.cfg.FlinkLib, "*"),
 			"FlinkPeer", r.conf, r.sql)
 		env := append(os.Environ(), flinkPasswordEnv+"="+s.cfg.svc.CDCPass)
@@ -209,7 +214,7 @@ func flinkShownSettings(c config, p peerConfig) map[string]string {
 		cols = append(cols, col[0]+" "+col[1])
 	}
 	out := map[string]string{
-		"jvm":     strings.Join(flinkJVM, " "),
+		"jvm":     strings.Join(flinkJVM, " ") + " -Djava.io.tmpdir=<run>/tmp",
 		"main":    "FlinkPeer (bench/peers/flink): CREATE TABLE src (<columns>, PRIMARY KEY (id) NOT ENFORCED) WITH (<source: ...>); CREATE TABLE dst (<columns>, PRIMARY KEY (id) NOT ENFORCED) WITH (<sink: ...>); INSERT INTO dst SELECT * FROM src",
 		"columns": strings.Join(cols, ", "),
 	}
