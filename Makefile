@@ -75,7 +75,7 @@ lint:
 bench: build
 	scripts/bench
 
-## bench-peers: ingest against Debezium's MariaDB connector in Kafka Connect (bench/README.md; fetches the jars once into .cache/peers).
+## bench-peers: ingest against Debezium's MariaDB connector in Kafka Connect and Flink CDC's MySQL source in Flink (bench/README.md; fetches the jars once into .cache/peers).
 .PHONY: bench-peers
 bench-peers: build
 	scripts/bench-peers

@@ -54,11 +54,13 @@ type config struct {
 	Profile     string // a binary like bin/ingest that takes --cpuprofile (see bench/README.md)
 	ProfileDir  string // where the profiles go
 
-	Peers       []string // peer configurations of the peers part (peerConfigs)
-	PeerLib     string   // the jars of Kafka Connect and Debezium (scripts/bench-peers fetches them)
-	PeerTxn     int      // transaction size of the peers part's catch-up
-	ConnectPort int      // Kafka Connect's REST port (listeners)
-	Java        string   // the java binary
+	Peers        []string // peer configurations of the peers part (peerConfigs)
+	PeerLib      string   // the jars of Kafka Connect and Debezium (scripts/bench-peers fetches them)
+	FlinkLib     string   // the jars of Flink, Flink CDC and the Kafka connector (scripts/bench-peers fetches them)
+	FlinkClasses string   // FlinkPeer.class and log4j2.properties (scripts/bench-peers compiles them)
+	PeerTxn      int      // transaction size of the peers part's catch-up
+	ConnectPort  int      // Kafka Connect's REST port (listeners)
+	Java         string   // the java binary
 
 	Curve curveSettings // the sizes of the curves part
 
@@ -108,6 +110,8 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&benchDB, "db", envString("BENCH_DB", benchDB), "the bench database, and the start of every topic name (BENCH_DB)")
 	fs.StringVar(&peers, "peers", envString("BENCH_PEERS", strings.Join(peerNames(), ",")), "peer configurations of -only peers (BENCH_PEERS)")
 	fs.StringVar(&c.PeerLib, "peer-lib", envString("BENCH_PEER_LIB", ".cache/peers/debezium/lib"), "jars of Kafka Connect and Debezium (BENCH_PEER_LIB)")
+	fs.StringVar(&c.FlinkLib, "flink-lib", envString("BENCH_FLINK_LIB", ".cache/peers/flink/lib"), "jars of Flink, Flink CDC and the Kafka connector (BENCH_FLINK_LIB)")
+	fs.StringVar(&c.FlinkClasses, "flink-classes", envString("BENCH_FLINK_CLASSES", ".cache/peers/flink/classes"), "FlinkPeer.class and its log4j2.properties (BENCH_FLINK_CLASSES)")
 	fs.IntVar(&c.PeerTxn, "peer-txn", envInt("BENCH_PEER_TXN", 100), "transaction size of the peers' catch-up (BENCH_PEER_TXN)")
 	fs.IntVar(&c.ConnectPort, "connect-port", envInt("BENCH_CONNECT_PORT", 18083), "Kafka Connect's REST port (BENCH_CONNECT_PORT)")
 	fs.StringVar(&c.Java, "java", envString("BENCH_JAVA", "java"), "the java binary of the peers (BENCH_JAVA)")

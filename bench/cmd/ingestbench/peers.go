@@ -13,8 +13,9 @@ import (
 )
 
 // The peers part (-only peers, make bench-peers): ingest against Debezium's MariaDB
-// connector in Kafka Connect standalone, on the same table and the same binlog, in rounds
-// that alternate the clients; see bench/README.md (section Peers).
+// connector in Kafka Connect standalone and against Flink CDC's MySQL source in a local
+// Flink (flinkpeer.go), on the same table and the same binlog, in rounds that alternate the
+// clients; see bench/README.md (section Peers).
 
 // kindPeer is the kind of a peer's measurement.
 const kindPeer = "peer"
@@ -25,21 +26,45 @@ const (
 	peerCatchup  = "catch-up"
 )
 
+// Kinds of peer.
+const (
+	peerDebezium = "debezium" // Debezium's MariaDB connector in Kafka Connect standalone
+	peerFlink    = "flink"    // Flink CDC's MySQL source and upsert-kafka in a local Flink
+)
+
+// Which suites a peer configuration's rows/s is judged on against targetPeerX (its peak
+// memory is judged on every suite).
+const (
+	rateAllSuites    = ""         // every suite
+	rateSnapshotOnly = "snapshot" // the snapshot only (the others are for information)
+	rateNone         = "none"     // none (every rows/s ratio is for information)
+)
+
 // peerConfig is one configuration of a peer: what it adds to the common settings of
-// connectWorker and connectConnector.
+// connectWorker and connectConnector (Debezium) or of flinkConf, flinkSource and flinkSink
+// (Flink CDC).
 type peerConfig struct {
 	Name      string      // as -peers names it
 	Run       string      // the measurement's name
-	Worker    [][2]string // worker.properties settings
-	Connector [][2]string // connector.properties settings
+	Kind      string      // peerDebezium or peerFlink
+	Worker    [][2]string // Debezium: worker.properties settings
+	Connector [][2]string // Debezium: connector.properties settings
+	Flink     [][2]string // Flink: configuration (flink.properties)
+	Source    [][2]string // Flink: options of the mysql-cdc source table
+	Sink      [][2]string // Flink: options of the upsert-kafka sink table
+	// RateTarget is the suites whose rows/s is judged against targetPeerX (rateAllSuites,
+	// rateSnapshotOnly, rateNone).
+	RateTarget string
 }
 
-// peerConfigs are the peer configurations the peers part knows: Debezium with its
-// defaults, and with the throughput settings a user would reasonably set.
+// peerConfigs are the peer configurations the peers part knows: Debezium and Flink CDC
+// with their defaults, and with the throughput settings a user would reasonably set.
+// Issue 22 sets the rows/s target against each Debezium configuration on every suite and
+// against the tuned Flink CDC run on the snapshot; the memory target against each.
 var peerConfigs = []peerConfig{
-	{Name: "debezium-default", Run: "debezium default"},
+	{Name: "debezium-default", Run: "debezium default", Kind: peerDebezium},
 	{
-		Name: "debezium-tuned", Run: "debezium tuned",
+		Name: "debezium-tuned", Run: "debezium tuned", Kind: peerDebezium,
 		Worker: [][2]string{
 			{"plugin.discovery", "service_load"}, // no scan of the class path at start
 			{"producer.linger.ms", "20"},
@@ -55,6 +80,52 @@ var peerConfigs = []peerConfig{
 			{"schema.history.internal.store.only.captured.tables.ddl", "true"},
 		},
 	},
+	{Name: "flink-default", Run: "flink default", Kind: peerFlink, RateTarget: rateNone},
+	{
+		Name: "flink-tuned", Run: "flink tuned", Kind: peerFlink, RateTarget: rateSnapshotOnly,
+		Flink: [][2]string{
+			{"parallelism.default", "2"}, // two snapshot readers (one per CPU here)
+			{"pipeline.object-reuse", "true"},
+		},
+		Source: [][2]string{
+			{"debezium.poll.interval.ms", "50"},               // default 500: idle at each chunk's end
+			{"debezium.max.batch.size", "8192"},               // default 2048
+			{"debezium.max.queue.size", "32768"},              // default 8192
+			{"scan.incremental.snapshot.chunk.size", "32768"}, // default 8096 rows
+		},
+		Sink: [][2]string{
+			{"properties.linger.ms", "20"},
+			{"properties.batch.size", "524288"},
+			{"properties.compression.type", "lz4"}, // ingest's default
+		},
+	},
+}
+
+// rateJudged reports whether the rows/s of the peer run named run is judged against
+// targetPeerX on suite (a run of no known configuration is).
+func rateJudged(suite, run string) bool {
+	for _, p := range peerConfigs {
+		if p.Run == run {
+			switch p.RateTarget {
+			case rateNone:
+				return false
+			case rateSnapshotOnly:
+				return suite == peerSnapshot
+			}
+			return true
+		}
+	}
+	return true
+}
+
+// usesPeer reports whether a configuration of kind is among names.
+func usesPeer(names []string, kind string) bool {
+	for _, n := range names {
+		if p, ok := findPeer(n); ok && p.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 func peerNames() []string {
@@ -90,9 +161,20 @@ func (c config) checkPeers() error {
 	if c.PeerTxn != 1 && (c.PeerTxn < 10 || c.PeerTxn%10 != 0) {
 		return fmt.Errorf("-peer-txn: %d is neither 1 nor a multiple of 10", c.PeerTxn)
 	}
-	jars, err := filepath.Glob(filepath.Join(c.PeerLib, "*.jar"))
-	if err != nil || len(jars) == 0 {
-		return fmt.Errorf("-peer-lib %s: no jars (scripts/bench-peers fetches them)", c.PeerLib)
+	if usesPeer(c.Peers, peerDebezium) {
+		jars, err := filepath.Glob(filepath.Join(c.PeerLib, "*.jar"))
+		if err != nil || len(jars) == 0 {
+			return fmt.Errorf("-peer-lib %s: no jars (scripts/bench-peers fetches them)", c.PeerLib)
+		}
+	}
+	if usesPeer(c.Peers, peerFlink) {
+		jars, err := filepath.Glob(filepath.Join(c.FlinkLib, "*.jar"))
+		if err != nil || len(jars) == 0 {
+			return fmt.Errorf("-flink-lib %s: no jars (scripts/bench-peers fetches them)", c.FlinkLib)
+		}
+		if _, err := os.Stat(filepath.Join(c.FlinkClasses, "FlinkPeer.class")); err != nil {
+			return fmt.Errorf("-flink-classes: %w (scripts/bench-peers compiles bench/peers/flink/FlinkPeer.java)", err)
+		}
 	}
 	return nil
 }
@@ -178,6 +260,9 @@ func writeProperties(path string, kvs [][2]string) error {
 // common ones with this configuration's over them, without the run's names and the
 // password.
 func shownSettings(c config, p peerConfig) map[string]string {
+	if p.Kind == peerFlink {
+		return flinkShownSettings(c, p)
+	}
 	out := map[string]string{"jvm": strings.Join(connectJVM, " ")}
 	for _, kv := range merge(connectWorker(c, "<run>/offsets"), p.Worker) {
 		out["worker: "+kv[0]] = kv[1]
@@ -194,21 +279,32 @@ func shownSettings(c config, p peerConfig) map[string]string {
 	return out
 }
 
-// peerVersions names the versions of Debezium, Kafka Connect and Java the peers run.
+// peerVersions names the versions of the peers the configurations run (Debezium and
+// Kafka Connect, Flink CDC and Flink) and of Java.
 func peerVersions(ctx context.Context, c config) string {
-	jar := func(prefix string) string {
-		m, _ := filepath.Glob(filepath.Join(c.PeerLib, prefix+"-[0-9]*.jar"))
-		if len(m) == 0 {
-			return "unknown"
-		}
-		return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m[0]), prefix+"-"), ".jar")
+	var parts []string
+	if usesPeer(c.Peers, peerDebezium) {
+		jar := func(prefix string) string { return jarVersion(c.PeerLib, prefix) }
+		parts = append(parts, fmt.Sprintf("io.debezium:debezium-connector-mariadb %s (mariadb-java-client %s, mysql-binlog-connector-java %s) in org.apache.kafka:connect-runtime %s standalone",
+			jar("debezium-connector-mariadb"), jar("mariadb-java-client"), jar("mysql-binlog-connector-java"), jar("connect-runtime")))
+	}
+	if usesPeer(c.Peers, peerFlink) {
+		parts = append(parts, flinkVersions(c.FlinkLib))
 	}
 	java := "unknown"
 	if out, err := execOutput(ctx, c.Java, "-version"); err == nil {
 		java, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
 	}
-	return fmt.Sprintf("io.debezium:debezium-connector-mariadb %s (mariadb-java-client %s, mysql-binlog-connector-java %s) in org.apache.kafka:connect-runtime %s standalone; %s",
-		jar("debezium-connector-mariadb"), jar("mariadb-java-client"), jar("mysql-binlog-connector-java"), jar("connect-runtime"), java)
+	return strings.Join(append(parts, java), "; ")
+}
+
+// jarVersion returns the version in the name of the jar of lib named prefix-<version>.jar.
+func jarVersion(lib, prefix string) string {
+	m, _ := filepath.Glob(filepath.Join(lib, prefix+"-[0-9]*.jar"))
+	if len(m) == 0 {
+		return "unknown"
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m[0]), prefix+"-"), ".jar")
 }
 
 // peerClient is one of the clients the peers part alternates: ingest, or a peer
@@ -303,13 +399,16 @@ func (s *suite) peers(ctx context.Context) error {
 	return nil
 }
 
-// peerTopic returns the topic.prefix of a peer's run and the topic its connector writes
-// table to (Debezium's <prefix>.<database>.<table>), and records both topics of the run
-// (with the schema history) for deletion.
-func (s *suite) peerTopic(label, table string) (prefix, topic string) {
+// peerTopic returns the topic.prefix of a peer's run and the topic it writes table to
+// (Debezium's <prefix>.<database>.<table>; a Flink run's sink table is given the same
+// name), and records the topics of the run (with Debezium's schema history) for deletion.
+func (s *suite) peerTopic(p peerConfig, label, table string) (prefix, topic string) {
 	prefix = topicPrefix() + s.runID + "." + label
 	topic = prefix + "." + benchDB + "." + table
-	s.topics = append(s.topics, topic, prefix+".schemahistory")
+	s.topics = append(s.topics, topic)
+	if p.Kind == peerDebezium {
+		s.topics = append(s.topics, prefix+".schemahistory")
+	}
 	return prefix, topic
 }
 
@@ -322,9 +421,16 @@ func (s *suite) peerSnapshot(ctx context.Context, cl peerClient, round, n int) (
 		spec := s.spec(label, table, atLeastOnce, "initial")
 		return s.peerIngest(ctx, peerSnapshot, cl.run, spec, n)
 	}
-	prefix, topic := s.peerTopic(label, table)
+	prefix, topic := s.peerTopic(*cl.peer, label, table)
 	if err := s.kafka.createTopic(ctx, topic, true); err != nil {
 		return measurement{}, err
+	}
+	if cl.peer.Kind == peerFlink {
+		r, err := s.newFlink(*cl.peer, label, table, topic, binlogPos{})
+		if err != nil {
+			return measurement{}, err
+		}
+		return s.peerFlink(ctx, peerSnapshot, cl.run, r, topic, n)
 	}
 	conn, err := s.newConnect(*cl.peer, label, prefix, table)
 	if err != nil {
@@ -335,9 +441,10 @@ func (s *suite) peerSnapshot(ctx context.Context, cl peerClient, round, n int) (
 
 // peerCatchup writes rows changes in transactions of txn rows into a new table while the
 // client is stopped, then starts it and measures how long it takes to carry them all.
-// Ingest starts at the binlog position before the changes (specific-offset); a peer is run
-// once before (it snapshots the table's one row and streams an update of it, so that its
-// offsets file holds a binlog position) and stopped.
+// Ingest and a Flink CDC peer start at the binlog position before the changes
+// (specific-offset); a Debezium peer is run once before (it snapshots the table's one row
+// and streams an update of it, so that its offsets file holds a binlog position) and
+// stopped.
 func (s *suite) peerCatchup(ctx context.Context, cl peerClient, suiteName string, round, txn, rows int) (measurement, error) {
 	label := fmt.Sprintf("pcatch-%s-r%d", cl.label(), round+1)
 	table := strings.ReplaceAll(fmt.Sprintf("pcatch_%s_r%d", cl.label(), round+1), "-", "_")
@@ -366,9 +473,23 @@ func (s *suite) peerCatchup(ctx context.Context, cl peerClient, suiteName string
 		spec.From = from
 		return s.peerIngest(ctx, suiteName, cl.run, spec, rows)
 	}
-	prefix, topic := s.peerTopic(label, table)
+	prefix, topic := s.peerTopic(*cl.peer, label, table)
 	if err := s.kafka.createTopic(ctx, topic, true); err != nil {
 		return measurement{}, err
+	}
+	if cl.peer.Kind == peerFlink {
+		from, err := masterStatus(ctx, s.db)
+		if err != nil {
+			return measurement{}, err
+		}
+		r, err := s.newFlink(*cl.peer, label, table, topic, from)
+		if err != nil {
+			return measurement{}, err
+		}
+		if err := write(); err != nil {
+			return measurement{}, err
+		}
+		return s.peerFlink(ctx, suiteName, cl.run, r, topic, rows)
 	}
 	conn, err := s.newConnect(*cl.peer, label, prefix, table)
 	if err != nil {
@@ -442,7 +563,13 @@ func (s *suite) startConnect(ctx context.Context, r connectRun, logName string) 
 // peerConnect runs a peer until want records of this run are in topic, measures it and
 // stops it.
 func (s *suite) peerConnect(ctx context.Context, suiteName, name string, r connectRun, topic string, want int) (measurement, error) {
-	p, err := s.startConnect(ctx, r, "connect.log")
+	return s.peerProcess(ctx, suiteName, name, topic, want, func() (*client, error) { return s.startConnect(ctx, r, "connect.log") })
+}
+
+// peerProcess runs a peer's process (started by start) until want records of this run are
+// in topic, measures it and stops it.
+func (s *suite) peerProcess(ctx context.Context, suiteName, name, topic string, want int, start func() (*client, error)) (measurement, error) {
+	p, err := start()
 	if err != nil {
 		return measurement{}, err
 	}

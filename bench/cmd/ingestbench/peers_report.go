@@ -11,7 +11,7 @@ import (
 
 // Targets against the peers (issue 22).
 const (
-	targetPeerX   = 20 // ingest's rows/s over each peer configuration's
+	targetPeerX   = 20 // ingest's rows/s over each judged peer run's (rateJudged)
 	targetPeerMem = 10 // each peer configuration's peak RSS over ingest's
 )
 
@@ -34,6 +34,9 @@ func (r *results) evaluatePeers() {
 				Measured: fmt.Sprintf("%.1fx (%s vs %s rows/s)%s", m.IngestX, thousands(ingest.RowsPerSec), thousands(m.RowsPerSec),
 					roundRatios(ingest.AllRowsPerSec, m.AllRowsPerSec)),
 				Goal: fmt.Sprintf(">= %dx", targetPeerX), Value: m.IngestX, Met: m.IngestX >= targetPeerX,
+			}
+			if !rateJudged(suite, m.Name) { // issue 22 sets none on this run: for information
+				c.Goal, c.Met, c.Info = "none (issue 22 sets none on this run)", true, true
 			}
 			r.Checks = append(r.Checks, c)
 			if m.RowsPerSecFromFirst > 0 && ingest.RowsPerSecFromFirst > 0 {
