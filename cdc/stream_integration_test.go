@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestkit/ingest/cdc/binlog"
 	"github.com/ingestkit/ingest/cdc/binlogpos"
 	"github.com/ingestkit/ingest/cdc/schema"
 	"github.com/ingestkit/ingest/change"
@@ -490,4 +491,35 @@ func TestMinimalRowImageStops(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWideRowBatches: a transaction of wide rows is sent in batches of about
+// binlog.MaxBatchBytes of rows events, not of MaxBatch changes, and every change arrives
+// once, in order, the last batch with End.
+func TestWideRowBatches(t *testing.T) {
+	srv := testenv.Primary()
+	name, db := srv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE w (id INT PRIMARY KEY, p LONGTEXT NOT NULL)")
+	cfg := testConfig(srv, name)
+	cfg.Startup, cfg.StartPosition = StartSpecific, gtidPos(t, db)
+	r := start(t, cfg)
+	// 60 rows of 512 KiB in one transaction: 30 MiB of rows events, 4 MiB at most per batch.
+	testenv.Exec(t, db, "INSERT INTO w SELECT seq, REPEAT(CHAR(65 + seq % 26), 524288) FROM seq_1_to_60")
+	perBatch := binlog.MaxBatchBytes/(512<<10) + 1 // the rows of the event that crosses the bound join the batch
+	var sizes []int
+	var keys []string
+	for {
+		b := r.nextChanges(t, 30*time.Second)
+		sizes = append(sizes, len(b.Changes))
+		keys = append(keys, keysOf(b.Changes)...)
+		if len(b.Changes) > perBatch {
+			t.Errorf("a batch of %d rows of 512 KiB, want at most %d", len(b.Changes), perBatch)
+		}
+		if b.End {
+			break
+		}
+	}
+	if len(sizes) < 4 || !slices.Equal(keys, intKeys(1, 60)) {
+		t.Fatalf("batch sizes %v keys %v", sizes, keys)
+	}
 }

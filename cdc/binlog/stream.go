@@ -40,6 +40,7 @@ type Stream struct {
 	txnMySQL   mysqlGTID
 	batch      []change.Change
 	emitted    int // changes of this transaction already sent in End=false batches
+	batchBytes int // binlog bytes of the rows events whose changes are in batch
 	skip       int // changes of this transaction to drop (sent before a reconnect)
 	eventTime  uint32
 	tables     map[uint64]*mappedTable // binlog table id → captured table; nil value: not captured
@@ -111,7 +112,7 @@ func (s *Stream) Resume() {
 	s.emitted = 0
 	s.cur = s.Delivered
 	s.inTxn = false
-	s.batch = s.batch[:0]
+	s.batch, s.batchBytes = s.batch[:0], 0
 	clear(s.tables)
 	clear(s.maps) // table ids are the server's: a restarted server reuses them
 }
@@ -303,6 +304,7 @@ func (s *Stream) rows(ctx context.Context, h *replication.EventHeader, e *replic
 	if err != nil {
 		return s.schemaError(t.Schema.Table, err)
 	}
+	s.batchBytes += int(h.EventSize)
 	n := len(t.Columns)
 	image := func(i int) change.Row { return vals[i*n : (i+1)*n : (i+1)*n] }
 	for i := 0; n > 0 && (i+step)*n <= len(vals); i += step {
@@ -333,7 +335,7 @@ func (s *Stream) add(ctx context.Context, c change.Change) error {
 		return nil
 	}
 	s.batch = append(s.batch, c)
-	if len(s.batch) < s.cfg.MaxBatch {
+	if len(s.batch) < s.cfg.MaxBatch && s.batchBytes < MaxBatchBytes {
 		return nil
 	}
 	n := len(s.batch)
@@ -341,9 +343,15 @@ func (s *Stream) add(ctx context.Context, c change.Change) error {
 		return err
 	}
 	s.emitted += n
-	s.batch = make([]change.Change, 0, s.cfg.MaxBatch)
+	s.batch, s.batchBytes = make([]change.Change, 0, s.cfg.MaxBatch), 0
 	return nil
 }
+
+// MaxBatchBytes bounds the rows a batch holds, by the binlog bytes of their rows events
+// (the rows of the event being added still join it): a transaction of wide rows is sent in
+// batches of about this size rather than of MaxBatch changes, so that the batches in flight
+// between the stream and the sink stay a few tens of MB whatever the row size.
+const MaxBatchBytes = 4 << 20
 
 // skipping reports whether the open transaction is before the StartTimestamp instant.
 func (s *Stream) skipping() bool {
@@ -449,7 +457,7 @@ func (s *Stream) commit(ctx context.Context) error {
 		}
 	} else {
 		b := change.Batch{Changes: s.batch, CommitTime: s.commitTime(), End: true, Position: []byte(pos.String()), Mark: pos}
-		s.batch, s.emitted = nil, 0
+		s.batch, s.emitted, s.batchBytes = nil, 0, 0
 		if err := s.send(ctx, b); err != nil {
 			return err
 		}

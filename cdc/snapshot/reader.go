@@ -99,7 +99,7 @@ type reader struct {
 	// rowConn is the reader's connection for the chunks' SELECTs (see rowconn.go).
 	rowConn *rowConn
 	since   binlogpos.Position // Config.Resume's Since; zero when not resumed
-	limit   int                // the most rows one SELECT returns; a chunk with more is cut there
+	limit   int                // the most rows one SELECT returns (fewer for wide rows: table.pieceRows); a chunk with more is cut there
 }
 
 // read reads a span as one piece, or, when it holds more than limit rows, as the piece up to
@@ -199,8 +199,9 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 	if cond != "" {
 		q += " WHERE " + cond
 	}
-	q += s.t.orderSQL + " LIMIT " + strconv.Itoa(r.limit)
-	sc := newScanner(s.t, r.limit)
+	limit := s.t.pieceRows(r.limit)
+	q += s.t.orderSQL + " LIMIT " + strconv.Itoa(limit)
+	sc := newScanner(s.t, limit)
 	// On cancellation, a deadline in the past unblocks the read (net.Conn's deadlines may be
 	// set from another goroutine; go-mysql's Close may not).
 	stop := context.AfterFunc(ctx, func() { _ = r.rowConn.SetDeadline(time.Unix(1, 0)) })
@@ -211,7 +212,7 @@ func (r *reader) selectRows(ctx context.Context, s span) (*chunkRows, Bound, err
 	if gone(err) {
 		// Dropped or renamed away since it was chosen: it has no rows now, and the stream
 		// meets its DROP or RENAME (errNoTable).
-		return newScanner(s.t, r.limit).out, nil, nil
+		return newScanner(s.t, limit).out, nil, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", s, err)

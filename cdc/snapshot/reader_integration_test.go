@@ -136,3 +136,37 @@ func TestTLSReachesConnections(t *testing.T) {
 	}
 	t.Logf("as expected: %v", err)
 }
+
+// TestReadWideRows: a table of 512 KiB rows is read in pieces of about pieceBytes (by its
+// AVG_ROW_LENGTH), not in chunks of ChunkSize rows held whole, and every row arrives.
+func TestReadWideRows(t *testing.T) {
+	srv := testenv.Primary()
+	name, db := srv.Database(t)
+	testenv.Exec(t, db, "CREATE TABLE w (id INT PRIMARY KEY, p LONGTEXT NOT NULL)",
+		"INSERT INTO w SELECT seq, REPEAT(CHAR(65 + seq % 26), 524288) FROM seq_1_to_100",
+		"ANALYZE TABLE w")
+	id := change.TableID{DB: name, Table: "w"}
+	s := New(testConfig(srv, id))
+	batches, err := runSnapshot(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perPiece := int(pieceBytes / (512 << 10)) // 8
+	rows, pieces, piece := 0, 0, 0
+	for _, b := range batches {
+		rows += len(b.Changes)
+		piece += len(b.Changes)
+		if b.End {
+			if piece > perPiece+perPiece/2 { // AVG_ROW_LENGTH is InnoDB's estimate
+				t.Errorf("a piece of %d rows of 512 KiB (%d MiB), want about %d", piece, piece/2, perPiece)
+			}
+			if piece > 0 {
+				pieces++
+			}
+			piece = 0
+		}
+	}
+	if rows != 100 || pieces < 8 {
+		t.Errorf("%d rows in %d pieces, want 100 rows in about %d pieces", rows, pieces, 100/perPiece)
+	}
+}

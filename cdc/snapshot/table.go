@@ -75,6 +75,7 @@ type table struct {
 	desc      *Table
 	key       chunkKey
 	estimate  int64
+	avgRow    int64  // information_schema.TABLES.AVG_ROW_LENGTH, bytes (0 when unknown)
 	selectSQL string // "SELECT `a`,`b` FROM `db`.`t`"
 	orderSQL  string // " ORDER BY `k1`,`k2`"
 	// weigher weighs the key texts that only the server can order, through the pool the
@@ -130,7 +131,7 @@ func loadTable(ctx context.Context, db *sql.DB, cfg *Config, id change.TableID) 
 	if slices.ContainsFunc(key, func(kc keyColumn) bool { return kc.serverWeighed() }) {
 		t.weigher = newWeigher(db)
 	}
-	t.estimate, err = rowEstimate(ctx, db, id)
+	t.estimate, t.avgRow, err = tableSize(ctx, db, id)
 	if err != nil {
 		return nil, err
 	}
@@ -217,17 +218,41 @@ func keyFacts(ctx context.Context, db *sql.DB, id change.TableID, names []string
 
 // rowEstimate returns information_schema.TABLES.TABLE_ROWS (InnoDB's estimate; 0 when unknown).
 func rowEstimate(ctx context.Context, db *sql.DB, id change.TableID) (int64, error) {
-	var n sql.NullInt64
-	err := db.QueryRowContext(ctx, `SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
-		id.DB, id.Table).Scan(&n)
+	n, _, err := tableSize(ctx, db, id)
+	return n, err
+}
+
+// tableSize returns information_schema.TABLES.TABLE_ROWS and AVG_ROW_LENGTH (InnoDB's
+// estimates, off-page columns included; 0 when unknown).
+func tableSize(ctx context.Context, db *sql.DB, id change.TableID) (rows, avgRow int64, err error) {
+	var n, avg sql.NullInt64
+	err = db.QueryRowContext(ctx, `SELECT TABLE_ROWS, AVG_ROW_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+		id.DB, id.Table).Scan(&n, &avg)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("table %s: %w", id, errNoTable)
+		return 0, 0, fmt.Errorf("table %s: %w", id, errNoTable)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("table %s: read row estimate: %w", id, err)
+		return 0, 0, fmt.Errorf("table %s: read row estimate: %w", id, err)
 	}
-	return n.Int64, nil
+	return n.Int64, avg.Int64, nil
 }
+
+// pieceBytes is about the most row bytes one SELECT of a chunk reads, by the table's
+// AVG_ROW_LENGTH: a piece is held whole until it is emitted, and a chunk of
+// Config.ChunkSize rows of 1 MB each would be gigabytes.
+const pieceBytes = 4 << 20
+
+// pieceRows returns the most rows one SELECT of t reads: limit, or fewer for wide rows (at
+// least minPieceRows).
+func (t *table) pieceRows(limit int) int {
+	if t.avgRow <= 0 {
+		return limit
+	}
+	return int(min(int64(limit), max(minPieceRows, pieceBytes/t.avgRow)))
+}
+
+// minPieceRows bounds how far pieceRows cuts a piece of rows wider than pieceBytes/16.
+const minPieceRows = 4
 
 // discoverTables lists the base tables match accepts, outside the system schemas.
 func discoverTables(ctx context.Context, db *sql.DB, match func(db, table string) bool) ([]change.TableID, error) {
