@@ -80,6 +80,18 @@ func ensureSmallTables(ctx context.Context, s *suite, prefix string, n int) erro
 	return markLoaded(ctx, s.db, marker, n)
 }
 
+// dropSmallTables drops the tables of the tables curve with prefix, and their marker.
+func dropSmallTables(ctx context.Context, s *suite, prefix string) error {
+	log.Printf("dropping the tables %s*", prefix)
+	if err := dropTablesLike(ctx, s.db, prefix); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM bench_marker WHERE tbl = ?", "tables:"+prefix); err != nil {
+		return fmt.Errorf("delete the marker of %s*: %w", prefix, err)
+	}
+	return nil
+}
+
 // dropTablesLike drops the bench database's tables whose names start with prefix.
 func dropTablesLike(ctx context.Context, db *sql.DB, prefix string) error {
 	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE ?",
