@@ -125,6 +125,15 @@ func (p *client) usage() usage {
 	for _, pid := range descendants(p.cmd.Process.Pid) {
 		u.cpu += processCPU(pid)
 	}
+	if u.cpu == 0 { // gone from /proc: it exited, and Wait is about to say so
+		select {
+		case <-p.exit:
+			if ps := p.cmd.ProcessState; ps != nil {
+				u.cpu = ps.UserTime() + ps.SystemTime()
+			}
+		case <-time.After(time.Second):
+		}
+	}
 	return u
 }
 
