@@ -25,15 +25,18 @@ func TestEvaluateCurves(t *testing.T) {
 		value  float64
 	}{
 		{"linear in tables", []curvePoint{pt(curveTables, 1, 1, 0.5, 0.4, 50), pt(curveTables, 100, 100, 1.4, 0.5, 60),
-			pt(curveTables, 1000, 1000, 10.4, 1.0, 80)}, "time from the first record per table", true, 1.04},
-		// 0.9 s of work for 100 tables, then 99 s for 1,000: 11x per table.
+			pt(curveTables, 1000, 1000, 10.4, 1.0, 80)}, "time to the last record per table", true, 0.74},
+		// 1.4 s for 100 tables, then 100 s for 1,000: 7x per table.
 		{"quadratic in tables", []curvePoint{pt(curveTables, 100, 100, 1.4, 0.5, 60), pt(curveTables, 1000, 1000, 100, 1, 80)},
-			"time from the first record per table", false, 11},
+			"time to the last record per table", false, 7.14},
 		{"start-up grows with the tables", []curvePoint{pt(curveTables, 100, 100, 2, 0.2, 60), pt(curveTables, 1000, 1000, 20, 5, 80)},
 			"start-up per table", false, 2.5},
+		// The start-up is judged per column, not per cell: wider tables take longer to describe.
+		{"start-up of wider tables", []curvePoint{pt(curveColumns, 10, 1000, 3, 0.24, 60), pt(curveColumns, 100, 1000, 3.2, 0.37, 61)},
+			"start-up per column", true, 0.15},
 		// The same cells at each point: the time must not grow.
 		{"columns flat", []curvePoint{pt(curveColumns, 10, 1000, 3, 1, 60), pt(curveColumns, 100, 1000, 3.2, 1, 61)},
-			"time from the first record per cell", true, 1.1},
+			"time to the last record per cell", true, 1.07},
 		{"memory bounded in the transaction size", []curvePoint{txn(1, 60), txn(10000, 62), txn(1000000, 70)},
 			"peak RSS bounded", true, 1.17},
 		{"memory grows with the transaction", []curvePoint{txn(1, 60), txn(1000000, 400)}, "peak RSS bounded", false, 6.67},
