@@ -82,7 +82,6 @@ func (r *results) series(curve string) [][]curvePoint {
 	return out
 }
 
-
 // curveMetric is a cost of a point that the checks follow along a curve, per unit of the
 // point's work, or per unit of its variable (perX: the start-up, which reads the tables'
 // descriptions, not their rows, so grows at most with their number and width).

@@ -11,12 +11,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -24,6 +26,13 @@ import (
 func main() {
 	log.SetFlags(log.Ltime)
 	log.SetPrefix("ingestbench: ")
+	if len(os.Args) == 3 && os.Args[1] == "-rejudge" {
+		if err := rejudge(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "ingestbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := parseConfig(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -63,6 +72,36 @@ func run(ctx context.Context, cfg config) error {
 	}
 	fmt.Printf("\nwritten: %v (%.0fs in all)\n", paths, s.res.Seconds)
 	return runErr
+}
+
+// rejudge reads a results file, judges its measurements again with this build's targets and
+// writes its reports (the file itself, the Markdown, the charts) again beside it:
+// `ingestbench -rejudge bench/results/curves-….json`.
+func rejudge(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var r results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var guarantees []string
+	if gs, ok := r.Config["guarantees"].([]any); ok {
+		for _, g := range gs {
+			if s, ok := g.(string); ok {
+				guarantees = append(guarantees, s)
+			}
+		}
+	}
+	r.evaluate(guarantees)
+	r.print(os.Stdout)
+	paths, err := r.write(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nwritten: %v\n", paths)
+	return nil
 }
 
 func (s *suite) runParts(ctx context.Context) error {
