@@ -232,19 +232,10 @@ func (s *suite) txnCurve(ctx context.Context, cs curveSettings) error {
 	for _, k := range cs.TxnSizes {
 		rows := max(k, cs.TxnRows/k*k)
 		table := fmt.Sprintf("ctxn_%d", k)
-		if err := recreateTable(ctx, s.db, table); err != nil {
-			return err
-		}
-		from, err := masterStatus(ctx, s.db)
+		from, err := freshWorkload(ctx, s.db, table, k, rows)
 		if err != nil {
 			return err
 		}
-		start := time.Now()
-		txns, err := writeWorkload(ctx, s.db, table, k, rows)
-		if err != nil {
-			return err
-		}
-		log.Printf("  wrote %s changes in %d transactions in %v", thousands(float64(rows)), txns, time.Since(start).Round(time.Millisecond))
 		for _, g := range s.cfg.Guarantees {
 			label := fmt.Sprintf("txn%d-%s-%s", k, strings.TrimSuffix(g, "-once"), s.runID[len(s.runID)-6:])
 			spec := s.curveSpec(label, table, g, "specific-offset")

@@ -94,22 +94,8 @@ func dropSmallTables(ctx context.Context, s *suite, prefix string) error {
 
 // dropTablesLike drops the bench database's tables whose names start with prefix.
 func dropTablesLike(ctx context.Context, db *sql.DB, prefix string) error {
-	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE ?",
-		benchDB, strings.ReplaceAll(prefix, "_", `\_`)+"%")
+	names, err := tablesLike(ctx, db, prefix)
 	if err != nil {
-		return fmt.Errorf("list the tables %s*: %w", prefix, err)
-	}
-	var names []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return err
-		}
-		names = append(names, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	return execBatches(ctx, db, "drop "+prefix+"*", len(names), 100, func(i int) string { return "DROP TABLE " + names[i] })

@@ -132,20 +132,10 @@ func loadSnapTable(ctx context.Context, db *sql.DB, name string, n int) error {
 // dropOtherSnapTables drops the snapshot tables of sizes other than keep, left by runs
 // with another -rows.
 func dropOtherSnapTables(ctx context.Context, db *sql.DB, keep ...int) error {
-	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE 'snap\\_%'", benchDB)
+	drop, err := tablesLike(ctx, db, "snap_")
 	if err != nil {
-		return fmt.Errorf("list the snapshot tables: %w", err)
+		return err
 	}
-	var drop []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return err
-		}
-		drop = append(drop, t)
-	}
-	rows.Close()
 	for _, t := range drop {
 		kept := false
 		for _, n := range keep {
@@ -159,6 +149,44 @@ func dropOtherSnapTables(ctx context.Context, db *sql.DB, keep ...int) error {
 		}
 	}
 	return nil
+}
+
+// tablesLike lists the bench database's tables whose names start with prefix.
+func tablesLike(ctx context.Context, db *sql.DB, prefix string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE ?",
+		benchDB, strings.ReplaceAll(prefix, "_", `\_`)+"%")
+	if err != nil {
+		return nil, fmt.Errorf("list the tables %s*: %w", prefix, err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		names = append(names, t)
+	}
+	return names, rows.Err()
+}
+
+// freshWorkload recreates table and writes rows changes into it in transactions of
+// txnRows (writeWorkload), and returns the binlog position before them.
+func freshWorkload(ctx context.Context, db *sql.DB, table string, txnRows, rows int) (binlogPos, error) {
+	if err := recreateTable(ctx, db, table); err != nil {
+		return binlogPos{}, err
+	}
+	from, err := masterStatus(ctx, db)
+	if err != nil {
+		return binlogPos{}, err
+	}
+	start := time.Now()
+	txns, err := writeWorkload(ctx, db, table, txnRows, rows)
+	if err != nil {
+		return binlogPos{}, err
+	}
+	log.Printf("  wrote %s changes in %d transactions in %v", thousands(float64(rows)), txns, time.Since(start).Round(time.Millisecond))
+	return from, nil
 }
 
 func recreateTable(ctx context.Context, db *sql.DB, name string) error {
