@@ -155,7 +155,7 @@ func growthCheck(series string, m curveMetric, unit, xUnit string, ps []curvePoi
 // curveData describes the work of each curve from the run's configuration.
 func curveData(cfg map[string]any) string {
 	c, _ := cfg["curves"].(map[string]any)
-	n := func(k string) string { v, _ := c[k].(int); return thousands(float64(v)) }
+	n := func(k string) string { return thousands(float64(intOf(c[k]))) }
 	return fmt.Sprintf("tables curve: %d rows per table, snapshot, then %s one-row updates in transactions of 10; "+
 		"columns: %s cells (rows × columns) per point; row size: %s payload bytes per point; both a snapshot, then an update of every row; "+
 		"transactions: %s changes (60%% inserts, 30%% updates, 10%% deletes) per point, at least one transaction",

@@ -195,9 +195,18 @@ func (r *results) summary() []string {
 	return lines
 }
 
-func intConfig(c map[string]any, key string) int {
-	n, _ := c[key].(int)
-	return n
+func intConfig(c map[string]any, key string) int { return intOf(c[key]) }
+
+// intOf is v as an int: an int as the suite sets it, or a float64 as a results file read
+// back holds it (-rejudge).
+func intOf(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case float64:
+		return int(n)
+	}
+	return 0
 }
 
 // print writes the text report.
