@@ -52,7 +52,8 @@ func (c *chunkParts) parts(p *snapshot.Progress) (head []byte, chunks [][]byte, 
 // snapshot.Progress whose Chunks are nil (TestProgressHeadFields checks that it knows every field),
 // with the captured set's encoding reused while p.Tables is the slice encoded last.
 func (c *chunkParts) head(p *snapshot.Progress) ([]byte, error) {
-	if !sameTables(p.Tables, c.tablesOf) || c.tablesEnc == nil {
+	// nil and empty encode differently (null, []): both must match.
+	if (p.Tables == nil) != (c.tablesOf == nil) || !sameSlice(p.Tables, c.tablesOf) || c.tablesEnc == nil {
 		b, err := json.Marshal(p.Tables)
 		if err != nil {
 			return nil, err
@@ -82,15 +83,6 @@ func (c *chunkParts) head(p *snapshot.Progress) ([]byte, error) {
 		out = append(out, at...)
 	}
 	return append(out, '}'), nil
-}
-
-// sameTables reports whether a and b are the same slice (or both nil, or both empty and
-// not nil).
-func sameTables(a, b []snapshot.TableState) bool {
-	if (a == nil) != (b == nil) || len(a) != len(b) {
-		return false
-	}
-	return len(a) == 0 || &a[0] == &b[0]
 }
 
 // progressOf joins the parts of a stored progress; nil when none is stored. A progress
@@ -165,8 +157,8 @@ func (h *historyParts) split(hist []byte) ([]upsert.Part, error) {
 	return h.parts, nil
 }
 
-// sameSlice reports whether a and b are the same bytes in memory (or both empty).
-func sameSlice(a, b []byte) bool {
+// sameSlice reports whether a and b are the same elements in memory (or both empty).
+func sameSlice[T any](a, b []T) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return len(a) == len(b)
 	}

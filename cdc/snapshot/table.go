@@ -204,7 +204,7 @@ func keyFacts(ctx context.Context, db *sql.DB, id change.TableID, names []string
 			Scan(&f.Name, &f.DataType, &f.ColumnType, &f.Collation, &f.Nullable)
 		if errors.Is(err, sql.ErrNoRows) {
 			// Dropped or renamed away since it was described: as if it had not been found.
-			if _, err := rowEstimate(ctx, db, id); errors.Is(err, errNoTable) {
+			if _, _, err := tableSize(ctx, db, id); errors.Is(err, errNoTable) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("table %s: chunk key column %q does not exist", id, name)
@@ -214,12 +214,6 @@ func keyFacts(ctx context.Context, db *sql.DB, id change.TableID, names []string
 		}
 	}
 	return out, nil
-}
-
-// rowEstimate returns information_schema.TABLES.TABLE_ROWS (InnoDB's estimate; 0 when unknown).
-func rowEstimate(ctx context.Context, db *sql.DB, id change.TableID) (int64, error) {
-	n, _, err := tableSize(ctx, db, id)
-	return n, err
 }
 
 // tableSize returns information_schema.TABLES.TABLE_ROWS and AVG_ROW_LENGTH (InnoDB's
@@ -251,7 +245,7 @@ func (t *table) pieceRows(limit int) int {
 	return int(min(int64(limit), max(minPieceRows, pieceBytes/t.avgRow)))
 }
 
-// minPieceRows bounds how far pieceRows cuts a piece of rows wider than pieceBytes/16.
+// minPieceRows bounds how far pieceRows cuts a piece of rows wider than pieceBytes/minPieceRows.
 const minPieceRows = 4
 
 // discoverTables lists the base tables match accepts, outside the system schemas.
