@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -100,29 +98,10 @@ type curveRun struct {
 func (s *suite) runCurve(ctx context.Context, r curveRun) error {
 	name := fmt.Sprintf("%s=%d %s %s", r.curve, r.x, r.phase, r.spec.Guarantee)
 	log.Printf("curve %s", name)
-	file, err := writePipeline(s.dir, s.cfg, r.spec)
+	m, err := s.peerIngest(ctx, r.curve, name, r.spec, r.want, r.topicConfig)
 	if err != nil {
-		return err
-	}
-	if err := s.kafka.createTopicWith(ctx, r.spec.Topic, true, "compact", r.topicConfig); err != nil {
-		return err
-	}
-	args := []string{"apply", file, "--state", filepath.Join(s.dir, r.spec.Name+".state"), "--log-format", "json", "--until-caught-up"}
-	env := append(os.Environ(), "INGEST_SECRET_MYSQL_PASSWORD="+s.cfg.svc.CDCPass, "INGEST_VAR_KAFKA_BOOTSTRAP="+s.cfg.svc.Kafka)
-	p, err := startClient(ctx, s.cfg.svc, filepath.Join(s.dir, r.spec.Name+".log"), env, s.cfg.Ingest, args...)
-	if err != nil {
-		return err
-	}
-	a, err := s.kafka.watch(ctx, r.spec.Topic, p.start, r.want, s.cfg.Timeout, p)
-	u := p.usage()
-	if err != nil {
-		_ = p.stop()
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if err := p.wait(s.cfg.Timeout); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	m := s.clientMeasurement(r.curve, name, kindIngest, r.want, p, a, u)
 	m.Guarantee = r.spec.Guarantee
 	s.res.Curves = append(s.res.Curves, curvePoint{Curve: r.curve, X: r.x, Phase: r.phase, Work: r.work, measurement: m})
 	return nil

@@ -183,11 +183,7 @@ func (r *results) curvesTable() *table {
 
 // curvesMarkdown writes the Markdown report of the curves part.
 func (r *results) curvesMarkdown(w io.Writer, jsonName string) {
-	fmt.Fprintln(w, "# ingest cost curves: latest run")
-	fmt.Fprintln(w)
-	for _, l := range r.summary() {
-		fmt.Fprintln(w, "- "+l)
-	}
+	r.markdownHead(w, "ingest cost curves: latest run")
 	fmt.Fprintf(w, "- results: [%s](%s)\n\n", jsonName, jsonName)
 	for _, curve := range curveNames {
 		if len(r.series(curve)) > 0 {
@@ -200,9 +196,7 @@ func (r *results) curvesMarkdown(w io.Writer, jsonName string) {
 	fmt.Fprintln(w, "\n## Growth (cost per unit of work from one point to the next)")
 	fmt.Fprintln(w)
 	r.checksTable().markdown(w)
-	for _, e := range r.Errors {
-		fmt.Fprintln(w, "\n**ERROR:** "+e)
-	}
+	r.markdownErrors(w)
 }
 
 // writeCurveCharts draws one chart per curve into dir and returns their paths.

@@ -419,7 +419,7 @@ func (s *suite) peerSnapshot(ctx context.Context, cl peerClient, round, n int) (
 	log.Printf("%s: %s, round %d", peerSnapshot, cl.run, round+1)
 	if cl.peer == nil {
 		spec := s.spec(label, table, atLeastOnce, "initial")
-		return s.peerIngest(ctx, peerSnapshot, cl.run, spec, n)
+		return s.peerIngest(ctx, peerSnapshot, cl.run, spec, n, nil)
 	}
 	prefix, topic := s.peerTopic(*cl.peer, label, table)
 	if err := s.kafka.createTopic(ctx, topic, true); err != nil {
@@ -471,7 +471,7 @@ func (s *suite) peerCatchup(ctx context.Context, cl peerClient, suiteName string
 		}
 		spec := s.spec(label, table, atLeastOnce, "specific-offset")
 		spec.From = from
-		return s.peerIngest(ctx, suiteName, cl.run, spec, rows)
+		return s.peerIngest(ctx, suiteName, cl.run, spec, rows, nil)
 	}
 	prefix, topic := s.peerTopic(*cl.peer, label, table)
 	if err := s.kafka.createTopic(ctx, topic, true); err != nil {
@@ -504,13 +504,15 @@ func (s *suite) peerCatchup(ctx context.Context, cl peerClient, suiteName string
 	return s.peerConnect(ctx, suiteName, cl.run, conn, topic, rows)
 }
 
-// peerIngest runs ingest until caught up and measures it as the peers are measured.
-func (s *suite) peerIngest(ctx context.Context, suiteName, name string, spec pipelineSpec, want int) (measurement, error) {
+// peerIngest runs ingest until caught up and measures it as the peers are measured (the
+// curves part's runs too), into a compacted topic with topicConfig's configs over the
+// suite's.
+func (s *suite) peerIngest(ctx context.Context, suiteName, name string, spec pipelineSpec, want int, topicConfig map[string]string) (measurement, error) {
 	file, err := writePipeline(s.dir, s.cfg, spec)
 	if err != nil {
 		return measurement{}, err
 	}
-	if err := s.kafka.createTopic(ctx, spec.Topic, true); err != nil {
+	if err := s.kafka.createTopicWith(ctx, spec.Topic, true, "compact", topicConfig); err != nil {
 		return measurement{}, err
 	}
 	args := []string{"apply", file, "--state", filepath.Join(s.dir, spec.Name+".state"), "--log-format", "json", "--until-caught-up"}

@@ -120,11 +120,7 @@ func (r *results) peersTable() *table {
 
 // peersMarkdown writes the Markdown report of the peers part.
 func (r *results) peersMarkdown(w io.Writer, jsonName string) {
-	fmt.Fprintln(w, "# ingest and its peers: latest run (make bench-peers)")
-	fmt.Fprintln(w)
-	for _, l := range r.summary() {
-		fmt.Fprintln(w, "- "+l)
-	}
+	r.markdownHead(w, "ingest and its peers: latest run (make bench-peers)")
 	fmt.Fprintf(w, "- results: [%s](%s), chart: ![chart](peers.png)\n\n", jsonName, jsonName)
 	fmt.Fprintln(w, "## Runs")
 	fmt.Fprintln(w)
@@ -147,9 +143,7 @@ func (r *results) peersMarkdown(w io.Writer, jsonName string) {
 		}
 		t.markdown(w)
 	}
-	for _, e := range r.Errors {
-		fmt.Fprintln(w, "\n**ERROR:** "+e)
-	}
+	r.markdownErrors(w)
 }
 
 var colPeer = color.RGBA{150, 150, 150, 255}

@@ -248,11 +248,7 @@ func (r *results) markdown(w io.Writer, jsonName string) {
 		r.curvesMarkdown(w, jsonName)
 		return
 	}
-	fmt.Fprintln(w, "# ingest benchmark: latest run")
-	fmt.Fprintln(w)
-	for _, l := range r.summary() {
-		fmt.Fprintln(w, "- "+l)
-	}
+	r.markdownHead(w, "ingest benchmark: latest run")
 	fmt.Fprintf(w, "- results: [%s](%s), chart: ![chart](latest.png)\n\n", jsonName, jsonName)
 	fmt.Fprintln(w, "## Throughput")
 	fmt.Fprintln(w)
@@ -268,6 +264,20 @@ func (r *results) markdown(w io.Writer, jsonName string) {
 	fmt.Fprintln(w, "\n## Targets")
 	fmt.Fprintln(w)
 	r.checksTable().markdown(w)
+	r.markdownErrors(w)
+}
+
+// markdownHead writes a Markdown report's title and the run's summary as a list.
+func (r *results) markdownHead(w io.Writer, title string) {
+	fmt.Fprintln(w, "# "+title)
+	fmt.Fprintln(w)
+	for _, l := range r.summary() {
+		fmt.Fprintln(w, "- "+l)
+	}
+}
+
+// markdownErrors writes the run's errors at the end of a Markdown report.
+func (r *results) markdownErrors(w io.Writer) {
 	for _, e := range r.Errors {
 		fmt.Fprintln(w, "\n**ERROR:** "+e)
 	}
