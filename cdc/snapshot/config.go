@@ -136,7 +136,10 @@ func (c *Config) openDB() (*sql.DB, error) {
 		return nil, fmt.Errorf("snapshot: connect %s: %w", c.Addr, err)
 	}
 	db := sql.OpenDB(conn)
-	db.SetMaxOpenConns(c.Parallelism + 2)
-	db.SetMaxIdleConns(c.Parallelism + 2)
+	db.SetMaxOpenConns(c.poolSize())
+	db.SetMaxIdleConns(c.poolSize())
 	return db, nil
 }
+
+// poolSize is the connections of a pool openDB opens: one per reader and two more.
+func (c Config) poolSize() int { return c.Parallelism + 2 }

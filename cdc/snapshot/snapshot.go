@@ -317,7 +317,7 @@ func (s *Snapshot) listTables(ctx context.Context, db *sql.DB) ([]*table, error)
 func (s *Snapshot) loadTables(ctx context.Context, db *sql.DB, ids []change.TableID) ([]*table, error) {
 	loaded := make([]*table, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.cfg.Parallelism + 2) // the pool's size (Config.openDB)
+	g.SetLimit(s.cfg.poolSize())
 	for i, id := range ids {
 		g.Go(func() error {
 			t, err := loadTable(gctx, db, &s.cfg, id)
